@@ -1,0 +1,260 @@
+/*
+ * libgeli — FreeBSD GELI volumes on Linux.
+ *
+ * The only public header.  Every function returns 0 (or a documented
+ * non-negative value) on success and a negative errno value on failure; the
+ * library never prints, never exits and never reads a terminal.
+ *
+ * Error codes with a meaning of their own:
+ *   -EINVAL        no GELI magic, or a bad argument
+ *   -EBADMSG       the metadata MD5 does not match ("Inconsistent ... metadata")
+ *   -EOPNOTSUPP    metadata version newer than GELI_VERSION
+ *   -GELI_EWRONGKEY no key slot opens with the given user key
+ *
+ * Format references (§n) point at ../shared/design/GELI-FORMAT.md.
+ */
+#ifndef GELI_H
+#define GELI_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GELI_API __attribute__((visibility("default")))
+
+/* ---- Format constants (§1, §4.1) -------------------------------------- */
+
+#define GELI_MAGIC          "GEOM::ELI"
+#define GELI_VERSION        7   /* newest metadata version (G_ELI_VERSION) */
+#define GELI_MD_SIZE        511 /* encoded record, versions 1..7 */
+#define GELI_MD_SIZE_V0     509 /* encoded record, version 0 (no md_aalgo) */
+#define GELI_SALTLEN        64
+#define GELI_USERKEYLEN     64  /* HMAC-SHA512 output */
+#define GELI_MKEY_DATALEN   128 /* Master Key = IV Key (0..63) || Data Key (64..127) */
+#define GELI_MKEYLEN        192 /* one encrypted slot: Master Key || HMAC-SHA512 */
+#define GELI_MAXMKEYS       2
+#define GELI_OVERWRITES     5   /* random passes when destroying metadata */
+#define GELI_MAX_PASSLEN    1023
+
+/* A distinct code for "wrong key", so callers can say so and ask again. */
+#define GELI_EWRONGKEY      EKEYREJECTED
+
+/* ---- Algorithms: opencrypto numbers stored in md_ealgo/md_aalgo (§3.1) - */
+
+enum geli_algo {
+	GELI_ALGO_NONE         = 0,
+	GELI_ALGO_3DES_CBC     = 2,   /* legacy */
+	GELI_ALGO_BLOWFISH_CBC = 3,   /* legacy */
+	GELI_ALGO_HMAC_MD5     = 6,   /* legacy */
+	GELI_ALGO_HMAC_SHA1    = 7,
+	GELI_ALGO_HMAC_RMD160  = 8,
+	GELI_ALGO_AES_CBC      = 11,
+	GELI_ALGO_NULL         = 16,
+	GELI_ALGO_HMAC_SHA256  = 18,
+	GELI_ALGO_HMAC_SHA384  = 19,
+	GELI_ALGO_HMAC_SHA512  = 20,
+	GELI_ALGO_CAMELLIA_CBC = 21,
+	GELI_ALGO_AES_XTS      = 22,
+};
+
+/* ---- Flags (§2) --------------------------------------------------------- */
+
+/* Stored on disk. */
+#define GELI_FLAG_ONETIME          0x00000001u
+#define GELI_FLAG_BOOT             0x00000002u
+#define GELI_FLAG_WO_DETACH        0x00000004u
+#define GELI_FLAG_RW_DETACH        0x00000008u
+#define GELI_FLAG_AUTH             0x00000010u
+#define GELI_FLAG_RO               0x00000020u
+#define GELI_FLAG_NODELETE         0x00000040u
+#define GELI_FLAG_GELIBOOT         0x00000080u
+#define GELI_FLAG_GELIDISPLAYPASS  0x00000100u
+#define GELI_FLAG_AUTORESIZE       0x00000200u
+/* Runtime only: never written to disk. */
+#define GELI_FLAG_WOPEN            0x00010000u
+#define GELI_FLAG_DESTROY          0x00020000u
+#define GELI_FLAG_NATIVE_BYTE_ORDER 0x00040000u /* v<4: host-order offset in the CBC IV */
+#define GELI_FLAG_SINGLE_KEY       0x00080000u /* v<5: one data key */
+#define GELI_FLAG_SUSPEND          0x00100000u
+#define GELI_FLAG_FIRST_KEY        0x00200000u /* v<6 with AUTH: key #0 everywhere */
+#define GELI_FLAG_ENC_IVKEY        0x00400000u /* v<7: range keys from the IV key */
+
+/* ---- Metadata (§1) ------------------------------------------------------ */
+
+/* The decoded metadata record.  Field names follow g_eli_metadata. */
+struct geli_metadata {
+	char     magic[16];     /* "GEOM::ELI" + NUL padding */
+	uint32_t version;
+	uint32_t flags;         /* on-disk flags */
+	uint16_t ealgo;
+	uint16_t keylen;        /* bits; for AES-XTS the size of one AES key */
+	uint16_t aalgo;         /* 0 unless GELI_FLAG_AUTH (absent in v0) */
+	uint64_t provsize;      /* size of the underlying provider at init */
+	uint32_t sectorsize;    /* GELI sector size S */
+	uint8_t  keys;          /* bit n: slot n valid */
+	int32_t  iterations;    /* -1: no passphrase; 0: no PBKDF2 */
+	uint8_t  salt[GELI_SALTLEN];
+	uint8_t  mkeys[GELI_MAXMKEYS * GELI_MKEYLEN];
+	uint8_t  hash[16];      /* MD5 of the encoded bytes before it */
+};
+
+/* Bytes of the encoded record for a version: 509 for v0, 511 otherwise. */
+GELI_API size_t geli_metadata_size(uint32_t version);
+
+/*
+ * Decode a record from buf (len bytes; at least geli_metadata_size()).
+ * -EINVAL: no magic or too short; -EOPNOTSUPP: version > GELI_VERSION (md->version
+ * is set so the caller can name it); -EBADMSG: MD5 mismatch.
+ */
+GELI_API int geli_metadata_decode(const void *buf, size_t len,
+    struct geli_metadata *md);
+
+/* True when buf starts with the GELI magic (bytes 0..9 = "GEOM::ELI\0"). */
+GELI_API bool geli_metadata_has_magic(const void *buf, size_t len);
+
+/*
+ * Encode md in the layout of md->version (0..7) into buf (at least
+ * GELI_MD_SIZE bytes; bytes past the record up to GELI_MD_SIZE are zeroed),
+ * computing and storing md->hash.  Returns the record length or -EINVAL.
+ */
+GELI_API int geli_metadata_encode(struct geli_metadata *md, void *buf);
+
+/*
+ * The one place where a metadata version turns into behaviour (§1.6): the
+ * runtime flags (NATIVE_BYTE_ORDER, SINGLE_KEY, FIRST_KEY, ENC_IVKEY) the
+ * kernel derives from md->version and md->flags, ORed with the on-disk flags.
+ */
+GELI_API uint32_t geli_metadata_runtime_flags(const struct geli_metadata *md);
+
+/* Size of the decrypted provider for an underlying provider of provsize bytes
+ * with sector size psize (§8.1).  onetime: no metadata sector reserved. */
+GELI_API uint64_t geli_eli_mediasize(const struct geli_metadata *md,
+    uint64_t provsize, uint32_t psize, bool onetime);
+
+/* Authenticated layout (§7.1): data bytes per physical sector and physical
+ * sectors per GELI sector.  Returns -EINVAL when not an AUTH volume. */
+GELI_API int geli_auth_layout(const struct geli_metadata *md, uint32_t psize,
+    uint32_t *dps, uint32_t *lsec);
+
+/* ---- Algorithms (§3) ---------------------------------------------------- */
+
+/* "AES-XTS", "HMAC/SHA256", ... or "unknown" (g_eli_algo2str). */
+GELI_API const char *geli_algo_name(unsigned algo);
+/* Parse a -e / -a name, case-insensitive; GELI_ALGO_NONE when unknown. */
+GELI_API unsigned geli_str2ealgo(const char *name);
+GELI_API unsigned geli_str2aalgo(const char *name);
+/* Validate a key length in bits (0 = the cipher's default); 0 = invalid. */
+GELI_API unsigned geli_keylen(unsigned ealgo, unsigned keylen);
+/* Digest length of an HMAC algorithm, 0 if unknown. */
+GELI_API unsigned geli_hashlen(unsigned aalgo);
+/* Block cipher IV length: 16 (AES, Camellia), 8 (Blowfish, 3DES), 0 (NULL). */
+GELI_API unsigned geli_ivlen(unsigned ealgo);
+/* True for the algorithms current FreeBSD refuses (Blowfish, 3DES, HMAC/MD5). */
+GELI_API bool geli_algo_is_legacy(unsigned algo);
+/* True when this build can run the algorithm (OpenSSL has it). */
+GELI_API bool geli_algo_available(unsigned algo);
+
+/* ---- Secure memory ------------------------------------------------------ */
+
+/* Locked (mlock), excluded from core dumps, zeroed; NULL on failure. */
+GELI_API void *geli_secure_alloc(size_t size);
+/* Wipes and frees memory from geli_secure_alloc (NULL is fine). */
+GELI_API void geli_secure_free(void *p);
+/* A wipe the compiler cannot remove. */
+GELI_API void geli_wipe(void *p, size_t len);
+/* Constant-time equality: true when equal. */
+GELI_API bool geli_ct_equal(const void *a, const void *b, size_t len);
+/* Fill buf from the system CSPRNG (getrandom). */
+GELI_API int geli_random(void *buf, size_t len);
+/* Disable core dumps and ptrace-style inspection of this process, and lock
+ * current and future memory where the system allows it.  Returns -errno if
+ * core dumps could not be disabled; a failed mlockall is tolerated (secrets
+ * still live in individually locked pages) and reported by *locked. */
+GELI_API int geli_protect_process(bool *locked);
+
+/* ---- User key (§4) ------------------------------------------------------ */
+
+/*
+ * UserKey = HMAC-SHA512(key = "", KF_1 || ... || KF_n || PASSPART).
+ * A context collects keyfile bytes; geli_ukey_final() copies it, appends the
+ * passphrase part for a given metadata (salt/iterations) and finishes, so one
+ * context serves several providers.
+ */
+struct geli_ukey_ctx;
+GELI_API int geli_ukey_new(struct geli_ukey_ctx **ctx);
+GELI_API int geli_ukey_update(struct geli_ukey_ctx *ctx, const void *data,
+    size_t len);
+/*
+ * passphrase == NULL: no passphrase part (-p/-P).  Otherwise PASSPART is
+ * salt || passphrase when md->iterations == 0, PBKDF2-HMAC-SHA512(passphrase,
+ * salt, iterations) when > 0.  -EINVAL when md->iterations < 0 with a
+ * passphrase (calibrate first).  ukey: GELI_USERKEYLEN bytes.
+ */
+GELI_API int geli_ukey_final(const struct geli_ukey_ctx *ctx,
+    const struct geli_metadata *md, const char *passphrase, size_t passlen,
+    uint8_t *ukey);
+GELI_API void geli_ukey_free(struct geli_ukey_ctx *ctx);
+
+/* PBKDF2-HMAC-SHA512 (RFC 2898), as GELI's pkcs5v2_genkey. */
+GELI_API int geli_pbkdf2_sha512(const void *pass, size_t passlen,
+    const void *salt, size_t saltlen, uint32_t iterations, void *out,
+    size_t outlen);
+/* FreeBSD's pkcs5v2_calculate: the iteration count that takes about usecs of
+ * user CPU time here.  Returns a positive count or -errno. */
+GELI_API int geli_pbkdf2_calibrate(unsigned long usecs);
+
+/* ---- Master key slots (§5) ---------------------------------------------- */
+
+/* Encrypt the 128-byte Master Key for slot use: slot = E(MK || HMAC(HK, MK)). */
+GELI_API int geli_mkey_encrypt(unsigned ealgo, unsigned keylen,
+    const uint8_t *ukey, const uint8_t *mkey, uint8_t *slot);
+/*
+ * Try slot keyno (0/1), or every set slot in order when keyno == -1.  On
+ * success the Master Key (GELI_MKEY_DATALEN bytes) is in mkey and the slot
+ * number in *used.  -GELI_EWRONGKEY if none verifies, -EINVAL for a bad
+ * keyno, another -errno if the cipher failed.
+ */
+GELI_API int geli_mkey_decrypt(const struct geli_metadata *md,
+    const uint8_t *ukey, int keyno, uint8_t *mkey, int *used);
+
+/* ---- Providers ---------------------------------------------------------- */
+
+/*
+ * A provider is a regular file or a block device.  Its size comes from stat
+ * or BLKGETSIZE64, its sector size from BLKSSZGET (512 for a regular file).
+ */
+struct geli_provider;
+GELI_API int geli_provider_open(const char *path, bool writable,
+    struct geli_provider **out);
+GELI_API void geli_provider_close(struct geli_provider *p);
+GELI_API uint64_t geli_provider_mediasize(const struct geli_provider *p);
+GELI_API uint32_t geli_provider_sectorsize(const struct geli_provider *p);
+GELI_API bool geli_provider_is_blockdev(const struct geli_provider *p);
+GELI_API int geli_provider_fd(const struct geli_provider *p);
+/* Whole-buffer pread/pwrite (retrying short transfers); -EIO on EOF. */
+GELI_API int geli_provider_pread(struct geli_provider *p, void *buf,
+    size_t len, uint64_t off);
+GELI_API int geli_provider_pwrite(struct geli_provider *p, const void *buf,
+    size_t len, uint64_t off);
+GELI_API int geli_provider_flush(struct geli_provider *p);
+/* Read or write the last sector (sectorsize bytes); writes are flushed. */
+GELI_API int geli_provider_read_last(struct geli_provider *p, void *sector);
+GELI_API int geli_provider_write_last(struct geli_provider *p,
+    const void *sector);
+/* Read and decode the metadata in the last sector (geli_metadata_decode's
+ * errors; -ENOSPC when the provider is smaller than one sector). */
+GELI_API int geli_provider_read_metadata(struct geli_provider *p,
+    struct geli_metadata *md);
+/* Encode md and write it as the last sector, zero-padded. */
+GELI_API int geli_provider_write_metadata(struct geli_provider *p,
+    struct geli_metadata *md);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GELI_H */

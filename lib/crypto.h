@@ -1,0 +1,46 @@
+/*
+ * The narrow crypto backend: everything libgeli needs from a crypto library,
+ * implemented once in crypto_openssl.c (OpenSSL 3 libcrypto).  Nothing here
+ * is hand-written cryptography.
+ */
+#ifndef GELI_CRYPTO_H
+#define GELI_CRYPTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Load OpenSSL's "default" and "legacy" providers once (Blowfish, 3DES,
+ * RIPEMD160 and MD5 need them).  Safe to call many times, from any thread. */
+int gc_init(void);
+
+/* One-shot hashes and HMACs. out must hold the digest. */
+int gc_md5(const void *msg, size_t len, uint8_t out[16]);
+int gc_sha256(const void *a, size_t alen, const void *b, size_t blen,
+    uint8_t out[32]);
+int gc_hmac_sha512(const void *key, size_t keylen, const void *msg,
+    size_t len, uint8_t out[64]);
+
+/* Incremental HMAC-SHA512 with a duplicable state (for the user key). */
+struct gc_hmac;
+int gc_hmac_sha512_new(const void *key, size_t keylen, struct gc_hmac **out);
+int gc_hmac_update(struct gc_hmac *h, const void *data, size_t len);
+int gc_hmac_dup(const struct gc_hmac *h, struct gc_hmac **out);
+int gc_hmac_final(struct gc_hmac *h, uint8_t *out, size_t outlen);
+void gc_hmac_free(struct gc_hmac *h);
+
+int gc_pbkdf2_sha512(const void *pass, size_t passlen, const void *salt,
+    size_t saltlen, uint32_t iter, void *out, size_t outlen);
+
+/*
+ * CBC over len bytes (a multiple of the block size) with no padding, for
+ * a GELI cipher number (3DES, Blowfish, AES-CBC, Camellia-CBC, NULL), or
+ * AES-CBC for the metadata of AES-XTS volumes (§5.1).  keylen in bits.
+ * in and out may be the same buffer.
+ */
+int gc_cbc(unsigned ealgo, const uint8_t *key, unsigned keylen,
+    const uint8_t *iv, const uint8_t *in, uint8_t *out, size_t len, int enc);
+
+/* True when OpenSSL can run this GELI algorithm. */
+int gc_available(unsigned algo);
+
+#endif

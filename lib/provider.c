@@ -1,0 +1,205 @@
+/*
+ * Providers: a regular file or a block device holding a GELI volume, with
+ * the metadata in its last sector (§1.1).  The sector size P is the
+ * device's logical sector size, 512 for a regular file.
+ */
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "geli.h"
+
+struct geli_provider {
+	int fd;
+	bool blockdev;
+	uint64_t mediasize;
+	uint32_t sectorsize;
+};
+
+int
+geli_provider_open(const char *path, bool writable, struct geli_provider **out)
+{
+	struct geli_provider *p;
+	struct stat st;
+	uint64_t size;
+	int ssz, error;
+
+	p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return -ENOMEM;
+	p->fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	if (p->fd < 0)
+		goto fail;
+	if (fstat(p->fd, &st) != 0)
+		goto fail;
+	if (S_ISBLK(st.st_mode)) {
+		if (ioctl(p->fd, BLKGETSIZE64, &size) != 0 ||
+		    ioctl(p->fd, BLKSSZGET, &ssz) != 0)
+			goto fail;
+		p->blockdev = true;
+		p->mediasize = size;
+		p->sectorsize = (uint32_t)ssz;
+	} else if (S_ISREG(st.st_mode)) {
+		p->mediasize = (uint64_t)st.st_size;
+		p->sectorsize = 512;
+	} else {
+		errno = ENOTBLK;
+		goto fail;
+	}
+	*out = p;
+	return 0;
+fail:
+	error = -errno;
+	if (p->fd >= 0)
+		close(p->fd);
+	free(p);
+	return error;
+}
+
+void
+geli_provider_close(struct geli_provider *p)
+{
+	if (p == NULL)
+		return;
+	close(p->fd);
+	free(p);
+}
+
+uint64_t
+geli_provider_mediasize(const struct geli_provider *p)
+{
+	return p->mediasize;
+}
+
+uint32_t
+geli_provider_sectorsize(const struct geli_provider *p)
+{
+	return p->sectorsize;
+}
+
+bool
+geli_provider_is_blockdev(const struct geli_provider *p)
+{
+	return p->blockdev;
+}
+
+int
+geli_provider_fd(const struct geli_provider *p)
+{
+	return p->fd;
+}
+
+int
+geli_provider_pread(struct geli_provider *p, void *buf, size_t len,
+    uint64_t off)
+{
+	uint8_t *b = buf;
+	ssize_t n;
+
+	while (len > 0) {
+		n = pread(p->fd, b, len, (off_t)off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;
+		b += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int
+geli_provider_pwrite(struct geli_provider *p, const void *buf, size_t len,
+    uint64_t off)
+{
+	const uint8_t *b = buf;
+	ssize_t n;
+
+	while (len > 0) {
+		n = pwrite(p->fd, b, len, (off_t)off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;
+		b += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int
+geli_provider_flush(struct geli_provider *p)
+{
+	return fsync(p->fd) == 0 ? 0 : -errno;
+}
+
+int
+geli_provider_read_last(struct geli_provider *p, void *sector)
+{
+	if (p->mediasize < p->sectorsize)
+		return -ENOSPC;
+	return geli_provider_pread(p, sector, p->sectorsize,
+	    p->mediasize - p->sectorsize);
+}
+
+int
+geli_provider_write_last(struct geli_provider *p, const void *sector)
+{
+	int error;
+
+	if (p->mediasize < p->sectorsize)
+		return -ENOSPC;
+	error = geli_provider_pwrite(p, sector, p->sectorsize,
+	    p->mediasize - p->sectorsize);
+	if (error == 0)
+		error = geli_provider_flush(p);
+	return error;
+}
+
+int
+geli_provider_read_metadata(struct geli_provider *p, struct geli_metadata *md)
+{
+	uint8_t *sector;
+	int error;
+
+	if (p->sectorsize < GELI_MD_SIZE)
+		return -EINVAL;
+	sector = malloc(p->sectorsize);
+	if (sector == NULL)
+		return -ENOMEM;
+	error = geli_provider_read_last(p, sector);
+	if (error == 0)
+		error = geli_metadata_decode(sector, p->sectorsize, md);
+	free(sector);
+	return error;
+}
+
+int
+geli_provider_write_metadata(struct geli_provider *p, struct geli_metadata *md)
+{
+	uint8_t *sector;
+	int error;
+
+	if (p->sectorsize < GELI_MD_SIZE)
+		return -EINVAL;
+	sector = calloc(1, p->sectorsize);
+	if (sector == NULL)
+		return -ENOMEM;
+	error = geli_metadata_encode(md, sector);
+	if (error >= 0)
+		error = geli_provider_write_last(p, sector);
+	free(sector);
+	return error;
+}

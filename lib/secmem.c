@@ -1,0 +1,119 @@
+/*
+ * Secure memory: every secret (passphrase, user key, master key, derived
+ * keys) lives in pages that are locked in RAM, excluded from core dumps and
+ * wiped before they are returned.  Each allocation gets its own mapping so a
+ * wipe can never miss a neighbour's bytes.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+
+#include "geli.h"
+
+/* Header in front of the caller's bytes: the mapping's total length. */
+struct secmem_hdr {
+	size_t maplen;
+	size_t pad;	/* keeps the payload 16-byte aligned */
+};
+
+void *
+geli_secure_alloc(size_t size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t maplen;
+	struct secmem_hdr *h;
+
+	if (size > SIZE_MAX - sizeof(*h) - page)
+		return NULL;
+	maplen = (size + sizeof(*h) + page - 1) / page * page;
+	h = mmap(NULL, maplen, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (h == MAP_FAILED)
+		return NULL;
+	if (mlock(h, maplen) != 0) {
+		munmap(h, maplen);
+		return NULL;
+	}
+	(void)madvise(h, maplen, MADV_DONTDUMP);
+	(void)madvise(h, maplen, MADV_WIPEONFORK);
+	h->maplen = maplen;
+	return h + 1;
+}
+
+void
+geli_secure_free(void *p)
+{
+	struct secmem_hdr *h;
+	size_t maplen;
+
+	if (p == NULL)
+		return;
+	h = (struct secmem_hdr *)p - 1;
+	maplen = h->maplen;
+	OPENSSL_cleanse(h, maplen);
+	munlock(h, maplen);
+	munmap(h, maplen);
+}
+
+void
+geli_wipe(void *p, size_t len)
+{
+	if (p != NULL && len > 0)
+		OPENSSL_cleanse(p, len);
+}
+
+bool
+geli_ct_equal(const void *a, const void *b, size_t len)
+{
+	return CRYPTO_memcmp(a, b, len) == 0;
+}
+
+int
+geli_random(void *buf, size_t len)
+{
+	uint8_t *p = buf;
+	ssize_t n;
+
+	while (len > 0) {
+		n = getrandom(p, len, 0);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int
+geli_protect_process(bool *locked)
+{
+	struct rlimit rl = { 0, 0 };
+	bool lk = false;
+
+	if (setrlimit(RLIMIT_CORE, &rl) != 0)
+		return -errno;
+	/* Not dumpable: no core, no ptrace or /proc/PID/mem by other users. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+		return -errno;
+	/*
+	 * Lock everything only where the lock limit cannot make later
+	 * allocations fail: unlimited, or root (CAP_IPC_LOCK).  Otherwise the
+	 * secrets' own pages are still locked one by one.
+	 */
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 &&
+	    (rl.rlim_cur == RLIM_INFINITY || geteuid() == 0))
+		lk = mlockall(MCL_CURRENT | MCL_FUTURE) == 0;
+	if (locked != NULL)
+		*locked = lk;
+	return 0;
+}

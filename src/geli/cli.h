@@ -1,0 +1,120 @@
+/* The geli(8) command: shared declarations of the command-line front end. */
+#ifndef GELI_CLI_H
+#define GELI_CLI_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "geli.h"
+
+/* ---- Options, parsed the way geom(8) parses them --------------------------- */
+
+enum opt_type { OPT_BOOL, OPT_NUM, OPT_STR, OPT_MULTI };
+
+struct opt_spec {
+	char ch;
+	enum opt_type type;
+	const char *def;	/* default; NULL for NUM/STR = required */
+};
+
+#define OPT_MAX 16
+#define OPT_MULTI_MAX 64
+
+struct opts {
+	const struct opt_spec *spec;
+	bool given[128];
+	bool flag[128];
+	intmax_t num[128];
+	const char *str[128];
+	const char *multi[128][OPT_MULTI_MAX];
+	int nmulti[128];
+};
+
+bool opt_bool(const struct opts *o, char ch);
+intmax_t opt_num(const struct opts *o, char ch);
+const char *opt_str(const struct opts *o, char ch);
+int opt_multi(const struct opts *o, char ch, const char *const **list);
+
+/* ---- Commands -------------------------------------------------------------- */
+
+#define CMD_VERBOSE 0x1		/* accepts -v */
+
+struct cmd {
+	const char *name;
+	unsigned flags;
+	const struct opt_spec *opts;
+	const char *usage;
+	void (*run)(struct opts *o, int argc, char **argv);
+};
+
+extern int verbose;
+
+/*
+ * The request error, as libgeom's gctl_error(): the first error sticks and
+ * is printed as "geli: <error>" when the command ends, with exit status 1.
+ */
+void req_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+bool req_failed(void);
+/* Print the pending request error as "geli: <error>" now and clear it. */
+void req_flush_as_warning(void);
+/* "geli: <msg>" on stderr now (warnx). */
+void warnmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Path of a provider name: as given when it names a file, else /dev/NAME. */
+const char *prov_path(const char *name, char *buf, size_t len);
+/* The name without a leading /dev/, as geli prints and backs it up. */
+const char *prov_shortname(const char *name);
+
+/* ---- Metadata from a provider or a backup file (§9.7) ---------------------- */
+
+struct mdsrc {
+	const char *name;		/* as given on the command line */
+	bool isfile;			/* a metadata (backup) file, record at 0 */
+	struct geli_provider *prov;	/* the provider when !isfile */
+	int fd;				/* the file when isfile */
+};
+
+/*
+ * Read the metadata of name, reporting errors with FreeBSD's texts through
+ * report (req_error, or a plain line on stderr when report_stderr).  A
+ * regular file of at most 4096 bytes starting with the GELI magic is a
+ * backup file; anything else is a provider with metadata in its last sector.
+ */
+int mdsrc_open(struct mdsrc *src, const char *name, bool writable,
+    bool report_stderr, struct geli_metadata *md);
+/* Store md back where it came from ("Cannot write metadata to %s: %s."). */
+int mdsrc_store(struct mdsrc *src, struct geli_metadata *md);
+void mdsrc_close(struct mdsrc *src);
+
+/* Open a provider (not a backup file); errors are left to the caller. */
+int prov_open(const char *name, bool writable, struct geli_provider **p);
+
+/* Overwrite one sector at off GELI_OVERWRITES times with random bytes. */
+int trash_sector(struct geli_provider *p, uint64_t off);
+
+/* ---- Keys (§4.2) ----------------------------------------------------------- */
+
+struct keysrc;
+/* Collect the key components of -k/-K files ("new" selects -K/-J/-P). */
+int keysrc_new(struct opts *o, bool isnew, struct keysrc **out);
+/* The user key for md; calibrates md->iterations if -1 and a new passphrase
+ * is set.  The passphrase is asked once and cached for further providers. */
+int keysrc_ukey(struct keysrc *ks, struct geli_metadata *md, uint8_t *ukey);
+void keysrc_free(struct keysrc *ks);
+
+/* ---- Verbs ----------------------------------------------------------------- */
+
+void cmd_init(struct opts *o, int argc, char **argv);
+void cmd_dump(struct opts *o, int argc, char **argv);
+void cmd_backup(struct opts *o, int argc, char **argv);
+void cmd_restore(struct opts *o, int argc, char **argv);
+void cmd_clear(struct opts *o, int argc, char **argv);
+void cmd_setkey(struct opts *o, int argc, char **argv);
+void cmd_delkey(struct opts *o, int argc, char **argv);
+void cmd_kill(struct opts *o, int argc, char **argv);
+void cmd_configure(struct opts *o, int argc, char **argv);
+void cmd_resize(struct opts *o, int argc, char **argv);
+void cmd_version(struct opts *o, int argc, char **argv);
+
+#endif

@@ -1,0 +1,86 @@
+/* geli configure of detached providers (§9.5). */
+#include <stdio.h>
+
+#include "cli.h"
+
+struct flagopt {
+	char on, off;		/* option letters: set / clear */
+	uint32_t flag;
+	bool inverted;		/* -t/-T: -T sets NODELETE */
+	const char *name;	/* for the -v messages */
+};
+
+static const struct flagopt flagopts[] = {
+	{ 'b', 'B', GELI_FLAG_BOOT, false, "BOOT" },
+	{ 'g', 'G', GELI_FLAG_GELIBOOT, false, "GELIBOOT" },
+	{ 'd', 'D', GELI_FLAG_GELIDISPLAYPASS, false, "GELIDISPLAYPASS" },
+	{ 't', 'T', GELI_FLAG_NODELETE, true, "TRIM disable" },
+	{ 'r', 'R', GELI_FLAG_AUTORESIZE, false, "AUTORESIZE" },
+};
+#define NFLAGOPTS (sizeof(flagopts) / sizeof(flagopts[0]))
+
+static void
+configure_detached(const char *prov, const int *want)
+{
+	struct geli_metadata md;
+	struct mdsrc src;
+	bool changed = false;
+
+	if (mdsrc_open(&src, prov, true, false, &md) != 0)
+		return;
+	for (size_t i = 0; i < NFLAGOPTS; i++) {
+		const struct flagopt *f = &flagopts[i];
+		bool is_set, set;
+
+		if (want[i] < 0)
+			continue;
+		/* "set" is the state of the on-disk flag the option asks for. */
+		set = f->inverted ? want[i] == 0 : want[i] == 1;
+		is_set = (md.flags & f->flag) != 0;
+		if (set == is_set) {
+			if (verbose)
+				printf("%s flag %s for %s.\n", f->name,
+				    set ? "already configured" :
+				    "not configured", prov);
+			continue;
+		}
+		if (set)
+			md.flags |= f->flag;
+		else
+			md.flags &= ~f->flag;
+		changed = true;
+	}
+	if (changed)
+		(void)mdsrc_store(&src, &md);
+	mdsrc_close(&src);
+}
+
+void
+cmd_configure(struct opts *o, int argc, char **argv)
+{
+	int want[NFLAGOPTS];
+	bool any = false;
+
+	if (argc == 0) {
+		req_error("Too few arguments.");
+		return;
+	}
+	for (size_t i = 0; i < NFLAGOPTS; i++) {
+		bool on = opt_bool(o, flagopts[i].on);
+		bool off = opt_bool(o, flagopts[i].off);
+
+		if (on && off) {
+			req_error("Options -%c and -%c are mutually exclusive.",
+			    flagopts[i].on, flagopts[i].off);
+			return;
+		}
+		want[i] = on ? 1 : off ? 0 : -1;
+		any = any || want[i] >= 0;
+	}
+	if (!any) {
+		req_error("No option given.");
+		return;
+	}
+	for (int i = 0; i < argc; i++)
+		configure_detached(argv[i], want);
+}

@@ -1,0 +1,304 @@
+/*
+ * geli init / label (§9.1): new metadata with a random salt and Master Key,
+ * slot 0 encrypted with the user key, written to the last sector, and a
+ * backup of that sector (§8.6).
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#define BACKUP_DIR "/var/backups/"
+
+/* Metadata common to every provider of the command; 0 or -1 (req_error). */
+static int
+init_template(struct opts *o, struct geli_metadata *md)
+{
+	const char *str;
+	intmax_t val;
+	unsigned version;
+
+	memset(md, 0, sizeof(*md));
+	memcpy(md->magic, GELI_MAGIC, sizeof(GELI_MAGIC));
+	val = opt_num(o, 'V');
+	if (val == -1) {
+		version = GELI_VERSION;
+	} else if (val < 0 || val > GELI_VERSION) {
+		req_error("Invalid version specified should be between %u and %u.",
+		    0, GELI_VERSION);
+		return -1;
+	} else {
+		version = (unsigned)val;
+	}
+	md->version = version;
+	md->flags = GELI_FLAG_AUTORESIZE;
+	if (opt_bool(o, 'b'))
+		md->flags |= GELI_FLAG_BOOT;
+	if (opt_bool(o, 'g'))
+		md->flags |= GELI_FLAG_GELIBOOT;
+	if (opt_bool(o, 'd'))
+		md->flags |= GELI_FLAG_GELIDISPLAYPASS;
+	if (opt_bool(o, 'T'))
+		md->flags |= GELI_FLAG_NODELETE;
+	if (opt_bool(o, 'R'))
+		md->flags &= ~GELI_FLAG_AUTORESIZE;
+
+	str = opt_str(o, 'a');
+	if (*str != '\0') {
+		if (version < 1) {
+			req_error("Data authentication is supported starting from version %u.",
+			    1);
+			return -1;
+		}
+		md->aalgo = (uint16_t)geli_str2aalgo(str);
+		if (md->aalgo != GELI_ALGO_NONE) {
+			md->flags |= GELI_FLAG_AUTH;
+		} else {
+			/* Backward compatibility: -a naming a cipher. */
+			md->ealgo = (uint16_t)geli_str2ealgo(str);
+			if (md->ealgo == GELI_ALGO_NONE) {
+				req_error("Invalid authentication algorithm.");
+				return -1;
+			}
+			fprintf(stderr, "warning: The -e option, not the -a "
+			    "option is now used to specify encryption "
+			    "algorithm to use.\n");
+		}
+	}
+	if (md->ealgo == GELI_ALGO_NONE) {
+		str = opt_str(o, 'e');
+		if (*str == '\0')
+			str = version < 5 ? "aes-cbc" : "aes";
+		md->ealgo = (uint16_t)geli_str2ealgo(str);
+		if (md->ealgo == GELI_ALGO_NONE) {
+			req_error("Invalid encryption algorithm.");
+			return -1;
+		}
+	}
+	if (md->ealgo == GELI_ALGO_CAMELLIA_CBC && version < 4) {
+		req_error("Camellia-CBC algorithm is supported starting from version %u.",
+		    4);
+		return -1;
+	}
+	if (md->ealgo == GELI_ALGO_AES_XTS && version < 5) {
+		req_error("AES-XTS algorithm is supported starting from version %u.",
+		    5);
+		return -1;
+	}
+	val = opt_num(o, 'l');
+	md->keylen = (uint16_t)(val < 0 || val > 65535 ? 1 :
+	    geli_keylen(md->ealgo, (unsigned)val));
+	if (val < 0 || val > 65535 || md->keylen == 0) {
+		req_error("Invalid key length.");
+		return -1;
+	}
+	if (!geli_algo_available(md->ealgo) ||
+	    ((md->flags & GELI_FLAG_AUTH) && !geli_algo_available(md->aalgo))) {
+		req_error("The %s algorithm is not available in this OpenSSL.",
+		    geli_algo_name((md->flags & GELI_FLAG_AUTH) &&
+		    !geli_algo_available(md->aalgo) ? md->aalgo : md->ealgo));
+		return -1;
+	}
+	/* Current FreeBSD refuses these; we write them for old systems. */
+	if (geli_algo_is_legacy(md->ealgo))
+		fprintf(stderr, "warning: The %s encryption algorithm is "
+		    "deprecated; current FreeBSD cannot attach this provider.\n",
+		    geli_algo_name(md->ealgo));
+	if ((md->flags & GELI_FLAG_AUTH) && geli_algo_is_legacy(md->aalgo))
+		fprintf(stderr, "warning: The %s authentication algorithm is "
+		    "deprecated; current FreeBSD cannot attach this provider.\n",
+		    geli_algo_name(md->aalgo));
+
+	val = opt_num(o, 'i');
+	if (val != -1 && opt_bool(o, 'P')) {
+		req_error("Options -i and -P are mutually exclusive.");
+		return -1;
+	}
+	if (val < -1 || val > INT32_MAX) {
+		req_error("Invalid number of iterations.");
+		return -1;
+	}
+	md->iterations = (int32_t)val;
+	val = opt_num(o, 's');
+	if (val > sysconf(_SC_PAGE_SIZE))
+		fprintf(stderr,
+		    "warning: Using sectorsize bigger than the page size!\n");
+	md->keys = 0x01;
+	return 0;
+}
+
+/* The backup file name for prov (§8.6). */
+static void
+backup_name(const char *opt, const char *prov, int nargs, char *out,
+    size_t len)
+{
+	const char *p = prov_shortname(prov), *s;
+
+	if (*opt != '\0') {
+		snprintf(out, len, "%s", opt);
+		if (nargs > 1 && strcmp(out, "none") != 0) {
+			s = strstr(opt, "PROV");
+			if (s != NULL)
+				snprintf(out, len, "%.*s%s%s", (int)(s - opt),
+				    opt, p, s + 4);
+			else
+				snprintf(out, len, "%s-%s", opt, p);
+		}
+		return;
+	}
+	snprintf(out, len, "%s%s.eli", BACKUP_DIR, p);
+	for (char *c = out + strlen(BACKUP_DIR); *c != '\0'; c++)
+		if (*c == '/')
+			*c = '_';
+}
+
+/* Initialise one provider; errors go to req_error (the caller reports). */
+static void
+init_one(struct opts *o, struct keysrc *ks, struct geli_metadata *md,
+    const char *prov, int nargs)
+{
+	struct geli_provider *p = NULL;
+	uint8_t *ukey = NULL, *sector = NULL;
+	char backfile[4096];
+	uint32_t psize;
+	intmax_t val;
+	int error, bfd = -1;
+
+	error = prov_open(prov, true, &p);
+	if (error != 0) {
+		req_error("Cannot get information about %s: %s.", prov,
+		    strerror(-error));
+		return;
+	}
+	psize = geli_provider_sectorsize(p);
+	md->provsize = geli_provider_mediasize(p);
+	val = opt_num(o, 's');
+	if (val == 0) {
+		md->sectorsize = psize;
+	} else if (val < 0 || val > UINT32_MAX || val % psize != 0 ||
+	    (val & (val - 1)) != 0) {
+		req_error("Invalid sector size.");
+		goto out;
+	} else {
+		md->sectorsize = (uint32_t)val;
+	}
+	/* At least one GELI sector besides the metadata (not checked by FreeBSD). */
+	if (geli_eli_mediasize(md, md->provsize, psize, false) == 0) {
+		req_error("Provider %s is too small: %ju bytes.", prov,
+		    (uintmax_t)md->provsize);
+		goto out;
+	}
+
+	/* Different salt and Master Key for each provider. */
+	ukey = geli_secure_alloc(GELI_USERKEYLEN);
+	sector = calloc(1, psize);
+	if (ukey == NULL || sector == NULL) {
+		req_error("Cannot allocate memory.");
+		goto out;
+	}
+	if (geli_random(md->salt, sizeof(md->salt)) != 0 ||
+	    geli_random(md->mkeys, sizeof(md->mkeys)) != 0) {
+		req_error("Cannot get random bytes: %s.", strerror(errno));
+		goto out;
+	}
+	if (keysrc_ukey(ks, md, ukey) != 0)
+		goto out;
+	/* Slot 0 holds the first 128 random bytes as the Master Key. */
+	error = geli_mkey_encrypt(md->ealgo, md->keylen, ukey, md->mkeys,
+	    md->mkeys);
+	if (error != 0) {
+		req_error("Cannot encrypt Master Key: %s.", strerror(-error));
+		goto out;
+	}
+
+	backup_name(opt_str(o, 'B'), prov, nargs, backfile, sizeof(backfile));
+	if (strcmp(backfile, "none") != 0) {
+		/* Open the backup before touching the provider. */
+		bfd = open(backfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		    0600);
+		if (bfd < 0) {
+			req_error("Unable to open %s: %s.", backfile,
+			    strerror(errno));
+			goto out;
+		}
+	}
+	error = geli_metadata_encode(md, sector);
+	if (error >= 0)
+		error = geli_provider_write_last(p, sector);
+	if (error < 0) {
+		req_error("Cannot store metadata on %s: %s.", prov,
+		    strerror(-error));
+		goto out;
+	}
+	if (verbose)
+		printf("Metadata value stored on %s.\n", prov);
+	if (bfd >= 0) {
+		/* Back up the sector as it is on the provider now. */
+		error = geli_provider_read_last(p, sector);
+		if (error == 0 && !geli_metadata_has_magic(sector, psize))
+			error = -EINVAL;
+		if (error != 0) {
+			req_error("Unable to read metadata from %s: %s.", prov,
+			    strerror(-error));
+			goto out;
+		}
+		if (write(bfd, sector, psize) != (ssize_t)psize ||
+		    fsync(bfd) != 0) {
+			req_error("Unable to write to %s: %s.", backfile,
+			    strerror(errno));
+			close(bfd);
+			bfd = -1;
+			unlink(backfile);
+			goto out;
+		}
+		printf("\nMetadata backup for provider %s can be found in %s\n",
+		    prov, backfile);
+		printf("and can be restored with the following command:\n");
+		printf("\n\t# geli restore %s %s\n\n", backfile, prov);
+	}
+out:
+	if (bfd >= 0) {
+		close(bfd);
+		if (req_failed())
+			unlink(backfile);
+	}
+	geli_secure_free(ukey);
+	if (sector != NULL)
+		geli_wipe(sector, psize);
+	free(sector);
+	geli_provider_close(p);
+}
+
+void
+cmd_init(struct opts *o, int argc, char **argv)
+{
+	struct geli_metadata md;
+	struct keysrc *ks;
+	bool failed = false;
+
+	if (argc <= 0) {
+		req_error("Too few arguments.");
+		return;
+	}
+	if (init_template(o, &md) != 0)
+		return;
+	if (keysrc_new(o, true, &ks) != 0)
+		return;
+	for (int i = 0; i < argc; i++) {
+		init_one(o, ks, &md, argv[i], argc);
+		if (req_failed()) {
+			/* This provider's error now; the summary at the end. */
+			req_flush_as_warning();
+			failed = true;
+		}
+		geli_wipe(md.salt, sizeof(md.salt));
+		geli_wipe(md.mkeys, sizeof(md.mkeys));
+	}
+	keysrc_free(ks);
+	geli_wipe(&md, sizeof(md));
+	if (failed)
+		req_error("There was an error with at least one provider.");
+}

@@ -1,0 +1,291 @@
+/*
+ * Key components from the command line (§4.2): keyfiles (-k/-K, used raw,
+ * in order, "-" = stdin), passfiles (-j/-J, first line of each, joined) or a
+ * passphrase typed at the terminal with echo off.  Every copy of a secret
+ * lives in geli_secure_alloc() memory and is wiped.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#define PASSBUF (GELI_MAX_PASSLEN + 1)
+#define READBUF 1024
+
+struct keysrc {
+	bool isnew;
+	bool nopass;
+	const char *const *passfiles;
+	int npassfiles;
+	struct geli_ukey_ctx *ctx;
+	char *pass;		/* secure; cached for further providers */
+	bool cached;
+	uint8_t *buf;		/* secure read buffer */
+};
+
+static int
+read_keyfiles(struct keysrc *ks, const char *const *files, int n)
+{
+	ssize_t done;
+	int fd, error;
+
+	for (int i = 0; i < n; i++) {
+		if (strcmp(files[i], "-") == 0) {
+			fd = STDIN_FILENO;
+		} else {
+			fd = open(files[i], O_RDONLY | O_CLOEXEC);
+			if (fd < 0) {
+				req_error("Cannot open keyfile %s: %s.",
+				    files[i], strerror(errno));
+				return -1;
+			}
+		}
+		while ((done = read(fd, ks->buf, READBUF)) > 0)
+			geli_ukey_update(ks->ctx, ks->buf, (size_t)done);
+		error = errno;
+		if (fd != STDIN_FILENO)
+			close(fd);
+		geli_wipe(ks->buf, READBUF);
+		if (done < 0) {
+			req_error("Cannot read keyfile %s: %s.", files[i],
+			    strerror(error));
+			return -1;
+		}
+	}
+	return n;
+}
+
+int
+keysrc_new(struct opts *o, bool isnew, struct keysrc **out)
+{
+	const char *const *keyfiles;
+	struct keysrc *ks;
+	int nkeyfiles;
+
+	ks = calloc(1, sizeof(*ks));
+	if (ks == NULL) {
+		req_error("Cannot allocate memory.");
+		return -1;
+	}
+	ks->isnew = isnew;
+	ks->nopass = opt_bool(o, isnew ? 'P' : 'p');
+	ks->npassfiles = opt_multi(o, isnew ? 'J' : 'j', &ks->passfiles);
+	nkeyfiles = opt_multi(o, isnew ? 'K' : 'k', &keyfiles);
+	ks->pass = geli_secure_alloc(PASSBUF);
+	ks->buf = geli_secure_alloc(READBUF);
+	if (ks->pass == NULL || ks->buf == NULL ||
+	    geli_ukey_new(&ks->ctx) != 0) {
+		req_error("Cannot allocate memory.");
+		keysrc_free(ks);
+		return -1;
+	}
+	if (read_keyfiles(ks, keyfiles, nkeyfiles) < 0) {
+		keysrc_free(ks);
+		return -1;
+	}
+	if (nkeyfiles == 0 && ks->nopass) {
+		req_error("No key components given.");
+		keysrc_free(ks);
+		return -1;
+	}
+	*out = ks;
+	return 0;
+}
+
+/* The first line of each passfile, appended to ks->pass. */
+static int
+read_passfiles(struct keysrc *ks)
+{
+	size_t have = 0;
+	ssize_t done;
+	char *nl;
+	int fd, error;
+
+	ks->pass[0] = '\0';
+	for (int i = 0; i < ks->npassfiles; i++) {
+		const char *file = ks->passfiles[i];
+
+		if (strcmp(file, "-") == 0) {
+			fd = STDIN_FILENO;
+		} else {
+			fd = open(file, O_RDONLY | O_CLOEXEC);
+			if (fd < 0) {
+				req_error("Cannot open passfile %s: %s.", file,
+				    strerror(errno));
+				return -1;
+			}
+		}
+		while ((done = read(fd, ks->buf, READBUF - 1)) > 0) {
+			ks->buf[done] = '\0';
+			nl = memchr(ks->buf, '\n', (size_t)done);
+			if (nl != NULL)
+				*nl = '\0';
+			/* strlen: the passphrase ends at a NUL, as in C. */
+			size_t add = strlen((char *)ks->buf);
+			if (have + add > GELI_MAX_PASSLEN) {
+				if (fd != STDIN_FILENO)
+					close(fd);
+				geli_wipe(ks->buf, READBUF);
+				req_error("Passphrase in %s too long.", file);
+				return -1;
+			}
+			memcpy(ks->pass + have, ks->buf, add);
+			have += add;
+			ks->pass[have] = '\0';
+			if (nl != NULL)
+				break;
+		}
+		error = errno;
+		if (fd != STDIN_FILENO)
+			close(fd);
+		geli_wipe(ks->buf, READBUF);
+		if (done < 0) {
+			req_error("Cannot read passfile %s: %s.", file,
+			    strerror(error));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* readpassphrase(3) with RPP_REQUIRE_TTY | RPP_ECHO_OFF. */
+static int
+read_tty(const char *prompt, char *out, size_t outlen)
+{
+	struct termios old, noecho;
+	size_t n = 0;
+	char c;
+	ssize_t r;
+	int fd, error = 0;
+
+	fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (tcgetattr(fd, &old) != 0) {
+		error = -errno;
+		close(fd);
+		return error;
+	}
+	noecho = old;
+	noecho.c_lflag &= ~(tcflag_t)(ECHO | ECHONL);
+	(void)tcsetattr(fd, TCSAFLUSH, &noecho);
+	if (write(fd, prompt, strlen(prompt)) < 0)
+		error = -errno;
+	while (error == 0 && (r = read(fd, &c, 1)) == 1 && c != '\n' &&
+	    c != '\r') {
+		if (n + 1 < outlen)
+			out[n++] = c;
+	}
+	out[n] = '\0';
+	c = 0;
+	(void)tcsetattr(fd, TCSAFLUSH, &old);
+	if (write(fd, "\n", 1) < 0)
+		error = error != 0 ? error : -errno;
+	close(fd);
+	return error;
+}
+
+static int
+prompt_passphrase(struct keysrc *ks)
+{
+	char *again;
+	int error;
+
+	for (;;) {
+		error = read_tty(ks->isnew ? "Enter new passphrase: " :
+		    "Enter passphrase: ", ks->pass, PASSBUF);
+		if (error != 0) {
+			geli_wipe(ks->pass, PASSBUF);
+			req_error("Cannot read passphrase: %s.",
+			    strerror(-error));
+			return -1;
+		}
+		if (!ks->isnew)
+			return 0;
+		again = geli_secure_alloc(PASSBUF);
+		if (again == NULL) {
+			req_error("Cannot allocate memory.");
+			return -1;
+		}
+		error = read_tty("Reenter new passphrase: ", again, PASSBUF);
+		if (error != 0) {
+			geli_secure_free(again);
+			geli_wipe(ks->pass, PASSBUF);
+			req_error("Cannot read passphrase: %s.",
+			    strerror(-error));
+			return -1;
+		}
+		bool same = strlen(again) == strlen(ks->pass) &&
+		    geli_ct_equal(again, ks->pass, strlen(again));
+		geli_secure_free(again);
+		if (same)
+			return 0;
+		geli_wipe(ks->pass, PASSBUF);
+		fprintf(stderr, "They didn't match.\n");
+	}
+}
+
+int
+keysrc_ukey(struct keysrc *ks, struct geli_metadata *md, uint8_t *ukey)
+{
+	int error, it;
+
+	if (ks->nopass) {
+		if (ks->npassfiles > 0) {
+			req_error("Options -%c and -%c are mutually exclusive.",
+			    ks->isnew ? 'J' : 'j', ks->isnew ? 'P' : 'p');
+			return -1;
+		}
+		error = geli_ukey_final(ks->ctx, md, NULL, 0, ukey);
+		goto done;
+	}
+	if (!ks->isnew && md->iterations == -1) {
+		req_error("Missing -p flag.");
+		return -1;
+	}
+	if (!ks->cached) {
+		if (ks->npassfiles > 0) {
+			if (read_passfiles(ks) != 0)
+				return -1;
+		} else if (prompt_passphrase(ks) != 0) {
+			return -1;
+		}
+		ks->cached = true;
+	}
+	/* -1 means "choose a sane value for me": about 2 s of CPU (§4.4). */
+	if (md->iterations == -1) {
+		if (verbose)
+			printf("Calculating number of iterations...\n");
+		it = geli_pbkdf2_calibrate(2000000);
+		if (it <= 0) {
+			req_error("Cannot calculate iterations: %s.",
+			    strerror(-it));
+			return -1;
+		}
+		md->iterations = it;
+		if (verbose)
+			printf("Done, using %d iterations.\n", it);
+	}
+	error = geli_ukey_final(ks->ctx, md, ks->pass, strlen(ks->pass), ukey);
+done:
+	if (error != 0) {
+		req_error("Cannot generate key: %s.", strerror(-error));
+		return -1;
+	}
+	return 0;
+}
+
+void
+keysrc_free(struct keysrc *ks)
+{
+	if (ks == NULL)
+		return;
+	geli_ukey_free(ks->ctx);
+	geli_secure_free(ks->pass);
+	geli_secure_free(ks->buf);
+	free(ks);
+}

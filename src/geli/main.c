@@ -1,0 +1,387 @@
+/*
+ * geli(8) for Linux: the command table, option parsing (as geom(8) does it)
+ * and the request-error convention shared by every verb.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+int verbose;
+
+static const struct opt_spec init_opts[] = {
+	{ 'a', OPT_STR, "" }, { 'b', OPT_BOOL, NULL }, { 'B', OPT_STR, "" },
+	{ 'd', OPT_BOOL, NULL }, { 'e', OPT_STR, "" }, { 'g', OPT_BOOL, NULL },
+	{ 'i', OPT_NUM, "-1" }, { 'J', OPT_MULTI, NULL },
+	{ 'K', OPT_MULTI, NULL }, { 'l', OPT_NUM, "0" },
+	{ 'P', OPT_BOOL, NULL }, { 'R', OPT_BOOL, NULL },
+	{ 's', OPT_NUM, "0" }, { 'T', OPT_BOOL, NULL },
+	{ 'V', OPT_NUM, "-1" }, { 0, 0, NULL }
+};
+static const struct opt_spec configure_opts[] = {
+	{ 'b', OPT_BOOL, NULL }, { 'B', OPT_BOOL, NULL },
+	{ 'd', OPT_BOOL, NULL }, { 'D', OPT_BOOL, NULL },
+	{ 'g', OPT_BOOL, NULL }, { 'G', OPT_BOOL, NULL },
+	{ 'r', OPT_BOOL, NULL }, { 'R', OPT_BOOL, NULL },
+	{ 't', OPT_BOOL, NULL }, { 'T', OPT_BOOL, NULL }, { 0, 0, NULL }
+};
+static const struct opt_spec setkey_opts[] = {
+	{ 'i', OPT_NUM, "-1" }, { 'j', OPT_MULTI, NULL },
+	{ 'J', OPT_MULTI, NULL }, { 'k', OPT_MULTI, NULL },
+	{ 'K', OPT_MULTI, NULL }, { 'n', OPT_NUM, "-1" },
+	{ 'p', OPT_BOOL, NULL }, { 'P', OPT_BOOL, NULL }, { 0, 0, NULL }
+};
+static const struct opt_spec delkey_opts[] = {
+	{ 'a', OPT_BOOL, NULL }, { 'f', OPT_BOOL, NULL },
+	{ 'n', OPT_NUM, "-1" }, { 0, 0, NULL }
+};
+static const struct opt_spec kill_opts[] = {
+	{ 'a', OPT_BOOL, NULL }, { 0, 0, NULL }
+};
+static const struct opt_spec restore_opts[] = {
+	{ 'f', OPT_BOOL, NULL }, { 0, 0, NULL }
+};
+static const struct opt_spec resize_opts[] = {
+	{ 's', OPT_NUM, NULL }, { 0, 0, NULL }
+};
+static const struct opt_spec no_opts[] = { { 0, 0, NULL } };
+
+static void cmd_help(struct opts *o, int argc, char **argv);
+
+static const struct cmd commands[] = {
+	{ "init", CMD_VERBOSE, init_opts,
+	  "[-bdgPRTv] [-a aalgo] [-B backupfile] [-e ealgo] [-i iterations] "
+	  "[-l keylen] [-J newpassfile] [-K newkeyfile] [-s sectorsize] "
+	  "[-V version] prov ...", cmd_init },
+	{ "label", CMD_VERBOSE, init_opts, "- an alias for 'init'", cmd_init },
+	{ "configure", CMD_VERBOSE, configure_opts, "[-bBdDgGrRtT] prov ...",
+	  cmd_configure },
+	{ "setkey", CMD_VERBOSE, setkey_opts,
+	  "[-pPv] [-n keyno] [-i iterations] [-j passfile] [-J newpassfile] "
+	  "[-k keyfile] [-K newkeyfile] prov", cmd_setkey },
+	{ "delkey", CMD_VERBOSE, delkey_opts, "[-afv] [-n keyno] prov",
+	  cmd_delkey },
+	{ "kill", CMD_VERBOSE, kill_opts, "[-av] [prov ...]", cmd_kill },
+	{ "backup", CMD_VERBOSE, no_opts, "[-v] prov file", cmd_backup },
+	{ "restore", CMD_VERBOSE, restore_opts, "[-fv] file prov",
+	  cmd_restore },
+	{ "resize", CMD_VERBOSE, resize_opts, "[-v] -s oldsize prov",
+	  cmd_resize },
+	{ "version", 0, no_opts, "[prov ...]", cmd_version },
+	{ "clear", CMD_VERBOSE, no_opts, "[-v] prov ...", cmd_clear },
+	{ "dump", CMD_VERBOSE, no_opts, "[-v] prov ...", cmd_dump },
+	{ "help", 0, no_opts, NULL, cmd_help },
+	{ NULL, 0, NULL, NULL, NULL }
+};
+
+/* ---- Errors ------------------------------------------------------------------ */
+
+static char req_err[2048];
+
+void
+req_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (req_err[0] != '\0')
+		return;
+	va_start(ap, fmt);
+	vsnprintf(req_err, sizeof(req_err), fmt, ap);
+	va_end(ap);
+}
+
+bool
+req_failed(void)
+{
+	return req_err[0] != '\0';
+}
+
+void
+req_flush_as_warning(void)
+{
+	if (req_err[0] == '\0')
+		return;
+	warnmsg("%s", req_err);
+	req_err[0] = '\0';
+}
+
+void
+warnmsg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("geli: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("geli: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(EXIT_FAILURE);
+}
+
+/* ---- Usage ------------------------------------------------------------------- */
+
+static void __attribute__((noreturn))
+usage(void)
+{
+	const char *prefix = "usage:";
+
+	fflush(stdout);
+	for (const struct cmd *c = commands; c->name != NULL; c++) {
+		if (c->usage == NULL)
+			fprintf(stderr, "%s geli %s\n", prefix, c->name);
+		else
+			fprintf(stderr, "%s geli %s %s\n", prefix, c->name,
+			    c->usage);
+		prefix = "      ";
+	}
+	exit(EXIT_FAILURE);
+}
+
+static void
+cmd_help(struct opts *o, int argc, char **argv)
+{
+	(void)o;
+	(void)argc;
+	(void)argv;
+	usage();
+}
+
+/* ---- Options ----------------------------------------------------------------- */
+
+static const struct opt_spec *
+opt_find(const struct opt_spec *spec, char ch)
+{
+	for (; spec->ch != 0; spec++)
+		if (spec->ch == ch)
+			return spec;
+	return NULL;
+}
+
+/* expand_number(3): an integer with an optional k/m/g/t/p/e suffix. */
+static int
+expand_number(const char *s, intmax_t *out)
+{
+	char *end;
+	intmax_t v;
+	int shift;
+
+	errno = 0;
+	v = strtoimax(s, &end, 0);
+	if (errno != 0)
+		return -1;
+	if (end == s) {
+		errno = EINVAL;
+		return -1;
+	}
+	switch (*end) {
+	case '\0': shift = 0; break;
+	case 'k': case 'K': shift = 10; break;
+	case 'm': case 'M': shift = 20; break;
+	case 'g': case 'G': shift = 30; break;
+	case 't': case 'T': shift = 40; break;
+	case 'p': case 'P': shift = 50; break;
+	case 'e': case 'E': shift = 60; break;
+	default:
+		errno = EINVAL;
+		return -1;
+	}
+	if (shift != 0) {
+		end++;
+		if (*end == 'b' || *end == 'B')
+			end++;
+	}
+	if (*end != '\0') {
+		errno = EINVAL;
+		return -1;
+	}
+	if (shift != 0 && (v > (INTMAX_MAX >> shift) ||
+	    v < (INTMAX_MIN >> shift))) {
+		errno = ERANGE;
+		return -1;
+	}
+	*out = v * ((intmax_t)1 << shift);
+	return 0;
+}
+
+static void
+opt_set(struct opts *o, const struct opt_spec *s, const char *val)
+{
+	int ch = s->ch;
+
+	if (o->given[ch] && s->type != OPT_MULTI)
+		die("Option '%c' specified twice.", ch);
+	o->given[ch] = true;
+	switch (s->type) {
+	case OPT_BOOL:
+		o->flag[ch] = true;
+		break;
+	case OPT_NUM:
+		if (expand_number(val, &o->num[ch]) != 0)
+			die("Invalid value for '%c' argument: %s", ch,
+			    strerror(errno));
+		break;
+	case OPT_STR:
+		o->str[ch] = val;
+		break;
+	case OPT_MULTI:
+		if (o->nmulti[ch] >= OPT_MULTI_MAX)
+			die("Too many '%c' options.", ch);
+		o->multi[ch][o->nmulti[ch]++] = val;
+		break;
+	}
+}
+
+static int
+parse_options(const struct cmd *c, struct opts *o, int argc, char **argv)
+{
+	char optstr[64];
+	size_t n = 0;
+	int ch;
+
+	optstr[n++] = '+';
+	optstr[n++] = ':';
+	for (const struct opt_spec *s = c->opts; s->ch != 0; s++) {
+		optstr[n++] = s->ch;
+		if (s->type != OPT_BOOL)
+			optstr[n++] = ':';
+	}
+	if (c->flags & CMD_VERBOSE)
+		optstr[n++] = 'v';
+	optstr[n] = '\0';
+
+	o->spec = c->opts;
+	optind = 1;
+	while ((ch = getopt(argc, argv, optstr)) != -1) {
+		if (ch == 'v' && (c->flags & CMD_VERBOSE)) {
+			verbose = 1;
+			continue;
+		}
+		if (ch == '?' || ch == ':') {
+			if (ch == ':')
+				warnmsg("option requires an argument -- %c",
+				    optopt);
+			else
+				warnmsg("illegal option -- %c", optopt);
+			usage();
+		}
+		opt_set(o, opt_find(c->opts, (char)ch), optarg);
+	}
+	/* Defaults, and required options. */
+	for (const struct opt_spec *s = c->opts; s->ch != 0; s++) {
+		if (o->given[(int)s->ch] || s->type == OPT_BOOL ||
+		    s->type == OPT_MULTI)
+			continue;
+		if (s->def == NULL)
+			die("Option '%c' not specified.", s->ch);
+		if (s->type == OPT_NUM)
+			(void)expand_number(s->def, &o->num[(int)s->ch]);
+		else
+			o->str[(int)s->ch] = s->def;
+	}
+	return optind;
+}
+
+bool
+opt_bool(const struct opts *o, char ch)
+{
+	return o->flag[(int)ch];
+}
+
+intmax_t
+opt_num(const struct opts *o, char ch)
+{
+	return o->num[(int)ch];
+}
+
+const char *
+opt_str(const struct opts *o, char ch)
+{
+	return o->str[(int)ch] != NULL ? o->str[(int)ch] : "";
+}
+
+int
+opt_multi(const struct opts *o, char ch, const char *const **list)
+{
+	*list = o->multi[(int)ch];
+	return o->nmulti[(int)ch];
+}
+
+/* ---- Provider names ------------------------------------------------------------ */
+
+const char *
+prov_path(const char *name, char *buf, size_t len)
+{
+	struct stat st;
+
+	if (strchr(name, '/') != NULL || stat(name, &st) == 0)
+		return name;
+	snprintf(buf, len, "/dev/%s", name);
+	return buf;
+}
+
+const char *
+prov_shortname(const char *name)
+{
+	if (strncmp(name, "/dev/", 5) == 0)
+		return name + 5;
+	return name;
+}
+
+/* ---- main ---------------------------------------------------------------------- */
+
+int
+main(int argc, char **argv)
+{
+	const struct cmd *c;
+	struct opts *o;
+	bool locked;
+	int n, error;
+
+	if (argc < 2)
+		usage();
+	for (c = commands; c->name != NULL; c++)
+		if (strcmp(c->name, argv[1]) == 0)
+			break;
+	if (c->name == NULL) {
+		warnmsg("Unknown command: %s.", argv[1]);
+		usage();
+	}
+	/* Before any key is read: no core dumps, memory locked (§ eli_protect). */
+	error = geli_protect_process(&locked);
+	if (error != 0)
+		die("Cannot disable core dumps: %s.", strerror(-error));
+
+	o = calloc(1, sizeof(*o));
+	if (o == NULL)
+		die("Cannot allocate memory.");
+	n = parse_options(c, o, argc - 1, argv + 1);
+	c->run(o, argc - 1 - n, argv + 1 + n);
+	free(o);
+	fflush(stdout);
+	if (req_failed()) {
+		fprintf(stderr, "geli: %s\n", req_err);
+		return EXIT_FAILURE;
+	}
+	if (verbose)
+		printf("Done.\n");
+	return EXIT_SUCCESS;
+}

@@ -214,9 +214,18 @@ init_one(struct opts *o, struct keysrc *ks, struct geli_metadata *md,
 		goto out;
 	}
 
+	error = geli_metadata_encode(md, sector);
+	if (error < 0) {
+		req_error("Cannot store metadata on %s: %s.", prov,
+		    strerror(-error));
+		goto out;
+	}
+	/*
+	 * The backup is the sector about to be stored, written first: if it
+	 * cannot be made, the provider is left untouched.
+	 */
 	backup_name(opt_str(o, 'B'), prov, nargs, backfile, sizeof(backfile));
 	if (strcmp(backfile, "none") != 0) {
-		/* Open the backup before touching the provider. */
 		bfd = open(backfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 		    0600);
 		if (bfd < 0) {
@@ -224,10 +233,14 @@ init_one(struct opts *o, struct keysrc *ks, struct geli_metadata *md,
 			    strerror(errno));
 			goto out;
 		}
+		if (write(bfd, sector, psize) != (ssize_t)psize ||
+		    fsync(bfd) != 0) {
+			req_error("Unable to write to %s: %s.", backfile,
+			    strerror(errno != 0 ? errno : EIO));
+			goto out;
+		}
 	}
-	error = geli_metadata_encode(md, sector);
-	if (error >= 0)
-		error = geli_provider_write_last(p, sector);
+	error = geli_provider_write_last(p, sector);
 	if (error < 0) {
 		req_error("Cannot store metadata on %s: %s.", prov,
 		    strerror(-error));
@@ -236,24 +249,6 @@ init_one(struct opts *o, struct keysrc *ks, struct geli_metadata *md,
 	if (verbose)
 		printf("Metadata value stored on %s.\n", prov);
 	if (bfd >= 0) {
-		/* Back up the sector as it is on the provider now. */
-		error = geli_provider_read_last(p, sector);
-		if (error == 0 && !geli_metadata_has_magic(sector, psize))
-			error = -EINVAL;
-		if (error != 0) {
-			req_error("Unable to read metadata from %s: %s.", prov,
-			    strerror(-error));
-			goto out;
-		}
-		if (write(bfd, sector, psize) != (ssize_t)psize ||
-		    fsync(bfd) != 0) {
-			req_error("Unable to write to %s: %s.", backfile,
-			    strerror(errno));
-			close(bfd);
-			bfd = -1;
-			unlink(backfile);
-			goto out;
-		}
 		printf("\nMetadata backup for provider %s can be found in %s\n",
 		    prov, backfile);
 		printf("and can be restored with the following command:\n");

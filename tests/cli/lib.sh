@@ -1,0 +1,84 @@
+# Shared helpers for the CLI tests: TAP output, temporary files, and checks
+# that a failing command says exactly one thing and changes nothing.
+set -u
+: "${GELI:?GELI must point at the geli binary}"
+: "${GELI_FIXTURES:?}"
+FIX=$GELI_FIXTURES
+T=$(mktemp -d /tmp/geli-test.XXXXXX)
+trap 'cleanup_hooks; rm -rf "$T"' EXIT
+HOOKS=()
+cleanup_hooks() { local h; for h in "${HOOKS[@]+"${HOOKS[@]}"}"; do eval "$h"; done; }
+on_exit() { HOOKS+=("$1"); }
+
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+skip() { n=$((n + 1)); echo "ok $n # SKIP $*"; }
+diag() { sed 's/^/#   /'; }
+done_testing() { echo "1..$n"; [ "$failed" -eq 0 ]; }
+
+# check DESC CMD...: ok when CMD succeeds.
+check() {
+	local desc=$1; shift
+	if "$@"; then ok "$desc"; else nok "$desc"; fi
+}
+
+# run CMD...: stdout in $T/out, stderr in $T/err, status in $rc.
+run() { "$@" >"$T/out" 2>"$T/err" </dev/null; rc=$?; }
+
+geli() { "$GELI" "$@"; }
+
+# expect_ok DESC CMD...: status 0 and nothing on stderr.
+expect_ok() {
+	local desc=$1; shift
+	run "$@"
+	if [ "$rc" -eq 0 ] && [ ! -s "$T/err" ]; then ok "$desc"; else
+		nok "$desc"; { echo "status $rc: $*"; cat "$T/err"; } | diag; fi
+}
+
+# expect_err DESC 'geli: message' CMD...: status 1, exactly that stderr,
+# and no file given with -f FILE... (before CMD) changed.
+#   expect_err DESC MSG [--same FILE]... -- CMD...
+expect_err() {
+	local desc=$1 want=$2; shift 2
+	local files=() sums=() i
+	while [ "$1" = --same ]; do files+=("$2"); shift 2; done
+	[ "$1" = -- ] && shift
+	for i in "${files[@]+"${files[@]}"}"; do sums+=("$(md5sum <"$i")"); done
+	run "$@"
+	local good=1
+	[ "$rc" -eq 1 ] || good=0
+	[ "$(cat "$T/err")" = "$want" ] || good=0
+	i=0
+	for f in "${files[@]+"${files[@]}"}"; do
+		[ "$(md5sum <"$f")" = "${sums[$i]}" ] || { good=0; echo "changed: $f" >>"$T/err"; }
+		i=$((i + 1))
+	done
+	if [ $good = 1 ]; then ok "$desc"; else
+		nok "$desc"; { echo "status $rc: $*"; echo "want: $want"; echo "got:"; cat "$T/err"; } | diag; fi
+}
+
+# A sparse provider file of SIZE bytes.
+mkprov() { rm -f "$1"; truncate -s "${2:-1M}" "$1"; }
+
+# The value of one `geli dump` field.
+dumpfield() { "$GELI" dump "$1" 2>/dev/null | sed -n "s/^ *$2: //p"; }
+
+# key_opens PROV SLOT OLDKEYOPTS...: the key opens slot SLOT.  Works on a
+# copy of the metadata (a backup file), so PROV is never changed.
+key_opens() {
+	local prov=$1 slot=$2; shift 2
+	rm -f "$T/ko.bk"
+	"$GELI" backup "$prov" "$T/ko.bk" || return 1
+	"$GELI" setkey -v "$@" -P -K /dev/null "$T/ko.bk" >"$T/ko.out" 2>"$T/ko.err" ||
+		{ cat "$T/ko.err" >&2; return 1; }
+	grep -qx "Decrypted Master Key $slot." "$T/ko.out"
+}
+
+# fails CMD...: CMD fails.  with_stdin FILE CMD...: CMD reads FILE.
+fails() { ! "$@"; }
+with_stdin() { local f=$1; shift; "$@" <"$f"; }
+
+# The passphrase in a passfile (no newline needed: -j takes the first line).
+passfile() { printf '%s\n' "$2" >"$1"; }

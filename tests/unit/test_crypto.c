@@ -1,0 +1,132 @@
+/*
+ * Known answers for the crypto backend and the user-key derivation.
+ * Oracles: RFC 4231 (HMAC-SHA512), FreeBSD tests/sys/geom/class/eli/testvect.h
+ * (PBKDF2-HMAC-SHA512, GELI-FORMAT.md §10.1), Python's hashlib/hmac.
+ */
+#include "tap.h"
+
+#include "crypto.h"
+#include "geli.h"
+
+static const struct {
+	const char *salt, *pass;
+	unsigned iter;
+	const char *out;
+} pbkdf2_vectors[] = {
+	/* testvect.h entries 1, 2, 9, 10, 19, 28, 37, 1134 */
+	{ "d97d1d8d00bae8b1", "d3c38899b0958f1d", 100,
+	  "4aafbdea6ef9c0217470f7afe7632700a346a6febc48b3ca6ddec4e935509243621f2dcb5706379a14259daad21d956b159438a972ca5d76ce116a9994ad36e8" },
+	{ "d18bbfd888458778", "2843f9e4ecee9a8ae60cdd4d289c6796", 100,
+	  "1d4d6f42a50100cdda9dee3f616c4499495b2541faf717b72cc312d404c261c274afc653a9a83b2d7061a65a80032a2b16c55fa88c6ed1e02e1a6133f9e61522" },
+	{ "5beb6594a233b86d", "7f36fcc26f3007c7771ac7b6fed0222fb6ea9b94cef136cc21600d64cef84c7b8142a5cff640561e97bb4985a9c64757802ae050b78223ecd8b64fe7ac2883b8f677bcfdba0ea0cb", 100,
+	  "3f6a05e03d120a4e4d1499905f751340228c0c62fda913a479336dd8ffe1b97e5630b393bcd5526d756716447421e725b8a4f9407fe8a84ed0a61cd00b7cbe17" },
+	{ "b2c428a4d6bab2c9", "884328bbfe0b2f1c", 200,
+	  "362b9b81e8fc85330bff5341071fc31752797243f1c3d11995648dcc8b8806198f1d4c29ff270eb3c886d6faf298962e465cbff7eb3537288cb21ec840f32310" },
+	{ "6317b6900819a1cb", "4623d39e37b0d3bb", 300,
+	  "40801bac10a6864c2483162e549385f4f240842ace9a751bd18a3b6c82cb7385db3c317e89b78bde5abe9b57d2f621f2396ce3404f8e2b5b21b249e8b2ca12ef" },
+	{ "af003b2b9b518c62", "656f717bb8a67561", 400,
+	  "a942f8a56d003e5c07aefb01a9b22cc8f7fed3dc7b4b827f9dfe78f544282bf7f1fb19feac48a3c52f4eb7858838c12a154018c90a2eb19fff0d8568b122fa1c" },
+	{ "d702b5e405df404f", "9bcfd6913aa03959", 500,
+	  "5c11abeaf8cb79673c0d801262cf5671b290af664ccdc281b61e6c7851f911204adf292832e60f5632c88f18bc49ef8d8935bf70e99e0abae6563acf03d68632" },
+	{ "75344ac8f3a3f516146ad4fa9155809da68c9e4cc049b8a077bc23502503d38bdf74d9535e243698fc057958fc991d95153fd80d0dcb50b9",
+	  "1e0fe234dc64c10dfb78b599c075c6c164dad0e85e0944490d1bfa17ea04b948257e5e57bdf72ea986a00a738989776b4b99832e8411f42c87135a950d63351e9a188f1c17111e22", 9000,
+	  "cedb88c2d976af4aaa1c3bda3be4e8fcb6da883f373cc79789e2630e0816f76353e6f821b6af19e1dfa3790428c70e39c161cb8ed75fd1b10fa111be02a0107c" },
+};
+
+static void
+test_hmac(void)
+{
+	uint8_t key[20], out[64];
+
+	memset(key, 0x0b, sizeof(key));
+	gc_hmac_sha512(key, sizeof(key), "Hi There", 8, out);
+	tap_is_hex(out, 64, "87aa7cdea5ef619d4ff0b4241a1d6cb02379f4e2ce4ec2787ad0b30545e17cdedaa833b7d6b8a702038b274eaea3f4e4be9d914eeb61f1702e696c203a126854",
+	    "HMAC-SHA512 RFC 4231 case 1");
+	gc_hmac_sha512("Jefe", 4, "what do ya want for nothing?", 28, out);
+	tap_is_hex(out, 64, "164b7a7bfcf819e2e395fbe73b56e0a387bd64222e831fd610270cd7ea2505549758bf75c05a994a6d034f65f8f0e6fdcaeab1a34d4a6b4b636e070a38bce737",
+	    "HMAC-SHA512 RFC 4231 case 2");
+	/* The empty key of GELI's user key (Python: hmac.new(b'', ...)). */
+	gc_hmac_sha512(NULL, 0, "", 0, out);
+	tap_is_hex(out, 64, "b936cee86c9f87aa5d3c6f2e84cb5a4239a5fe50480a6ec66b70ab5b1f4ac6730c6c515421b327ec1d69402e53dfb49ad7381eb067b338fd7b0cb22247225d47",
+	    "HMAC-SHA512 with an empty key, empty message");
+	gc_hmac_sha512(NULL, 0, "abc", 3, out);
+	tap_is_hex(out, 64, "29689f6b79a8dd686068c2eeae97fd8769ad3ba65cb5381f838358a8045a358ee3ba1739c689c7805e31734fb6072f87261d1256995370d55725cba00d10bdd0",
+	    "HMAC-SHA512 with an empty key, \"abc\"");
+}
+
+static void
+test_pbkdf2(void)
+{
+	uint8_t salt[128], pass[128], out[64];
+	int sl, pl;
+
+	for (size_t i = 0; i < sizeof(pbkdf2_vectors) / sizeof(pbkdf2_vectors[0]); i++) {
+		sl = tap_unhex(pbkdf2_vectors[i].salt, salt, sizeof(salt));
+		pl = tap_unhex(pbkdf2_vectors[i].pass, pass, sizeof(pass));
+		memset(out, 0, sizeof(out));
+		geli_pbkdf2_sha512(pass, (size_t)pl, salt, (size_t)sl,
+		    pbkdf2_vectors[i].iter, out, 64);
+		tap_is_hex(out, 64, pbkdf2_vectors[i].out,
+		    "PBKDF2-HMAC-SHA512 testvect.h, salt %d, password %d, %u iterations",
+		    sl, pl, pbkdf2_vectors[i].iter);
+	}
+	tap_ok(geli_pbkdf2_sha512("x", 1, salt, 8, 0, out, 64) == -EINVAL,
+	    "PBKDF2 refuses 0 iterations");
+}
+
+/*
+ * User key = HMAC512("", keyfiles || passpart).  Expected values from Python:
+ *   salt = bytes(range(64))
+ *   it=0:    hmac.new(b'', b'KEYFILE' + salt + b'secret', sha512)
+ *   it=1000: hmac.new(b'', b'KEYFILE' + pbkdf2_hmac('sha512', b'secret', salt, 1000), sha512)
+ *   none:    hmac.new(b'', b'KEYFILE', sha512)
+ */
+static void
+test_ukey(void)
+{
+	struct geli_ukey_ctx *ctx;
+	struct geli_metadata md;
+	uint8_t ukey[64];
+
+	memset(&md, 0, sizeof(md));
+	for (int i = 0; i < 64; i++)
+		md.salt[i] = (uint8_t)i;
+	tap_ok(geli_ukey_new(&ctx) == 0, "user key context");
+	/* Keyfiles split anywhere give the same key. */
+	geli_ukey_update(ctx, "KEY", 3);
+	geli_ukey_update(ctx, "FILE", 4);
+	md.iterations = 0;
+	geli_ukey_final(ctx, &md, "secret", 6, ukey);
+	tap_is_hex(ukey, 64, "3167b177d7aa68888902e6153f41e65a8dda18c836bce9bd90caa260931b6f7ee83e1c8e075443fe711fb982fe96d1eb5259cedf78a67bff8725cf9f4a520228", "user key, keyfile + passphrase, iterations 0");
+	md.iterations = 1000;
+	geli_ukey_final(ctx, &md, "secret", 6, ukey);
+	tap_is_hex(ukey, 64, "b8e34c25c0e14da7976102f8315d34dc7b1721ce3e20419e374d276f664e7f1f4df09921af0463b014b1ea5e5829cde369e59d839132b47d69a9f91456f0a309", "user key, keyfile + passphrase, 1000 iterations");
+	md.iterations = -1;
+	geli_ukey_final(ctx, &md, NULL, 0, ukey);
+	tap_is_hex(ukey, 64, "eff1f2fb3dab1ee05f49199c9120480a6038d27effbc092dbb4b3091797fb8cbf3c3746c4df3431497f2ad63f19aeecba1345f7a74d7aaf73eeaeab8963bd4ad", "user key, keyfile only (-p)");
+	tap_ok(geli_ukey_final(ctx, &md, "secret", 6, ukey) == -EINVAL,
+	    "a passphrase with iterations -1 needs calibration first");
+	geli_ukey_free(ctx);
+}
+
+static void
+test_secmem(void)
+{
+	uint8_t *p = geli_secure_alloc(100);
+
+	tap_ok(p != NULL, "secure allocation");
+	tap_ok(p != NULL && p[0] == 0 && p[99] == 0, "secure memory starts zeroed");
+	geli_secure_free(p);
+	tap_ok(geli_ct_equal("abcd", "abcd", 4) && !geli_ct_equal("abcd", "abce", 4),
+	    "constant-time compare");
+}
+
+int
+main(void)
+{
+	test_hmac();
+	test_pbkdf2();
+	test_ukey();
+	test_secmem();
+	return tap_done();
+}

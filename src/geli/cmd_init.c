@@ -130,29 +130,32 @@ init_template(struct opts *o, struct geli_metadata *md)
 	return 0;
 }
 
-/* The backup file name for prov (§8.6). */
-static void
-backup_name(const char *opt, const char *prov, int nargs, char *out,
-    size_t len)
+/* The backup file name for prov (§8.6); NULL when out of memory. */
+static char *
+backup_name(const char *opt, const char *prov, int nargs)
 {
-	const char *p = prov_shortname(prov), *s;
+	const char *s;
+	char *p, *out = NULL;
+	int r;
 
-	if (*opt != '\0') {
-		snprintf(out, len, "%s", opt);
-		if (nargs > 1 && strcmp(out, "none") != 0) {
-			s = strstr(opt, "PROV");
-			if (s != NULL)
-				snprintf(out, len, "%.*s%s%s", (int)(s - opt),
-				    opt, p, s + 4);
-			else
-				snprintf(out, len, "%s-%s", opt, p);
-		}
-		return;
-	}
-	snprintf(out, len, "%s%s.eli", BACKUP_DIR, p);
-	for (char *c = out + strlen(BACKUP_DIR); *c != '\0'; c++)
+	/* The name without /dev/, and (unlike FreeBSD) with / -> _ so that a
+	 * path substituted for PROV does not name directories. */
+	p = strdup(prov_shortname(prov));
+	if (p == NULL)
+		return NULL;
+	for (char *c = p; *c != '\0'; c++)
 		if (*c == '/')
 			*c = '_';
+	if (*opt == '\0')
+		r = asprintf(&out, "%s%s.eli", BACKUP_DIR, p);
+	else if (nargs == 1 || strcmp(opt, "none") == 0)
+		r = asprintf(&out, "%s", opt);
+	else if ((s = strstr(opt, "PROV")) != NULL)
+		r = asprintf(&out, "%.*s%s%s", (int)(s - opt), opt, p, s + 4);
+	else
+		r = asprintf(&out, "%s-%s", opt, p);
+	free(p);
+	return r < 0 ? NULL : out;
 }
 
 /* Initialise one provider; errors go to req_error (the caller reports). */
@@ -162,7 +165,7 @@ init_one(struct opts *o, struct keysrc *ks, struct geli_metadata *md,
 {
 	struct geli_provider *p = NULL;
 	uint8_t *ukey = NULL, *sector = NULL;
-	char backfile[4096];
+	char *backfile = NULL;
 	uint32_t psize;
 	intmax_t val;
 	int error, bfd = -1;
@@ -224,7 +227,11 @@ init_one(struct opts *o, struct keysrc *ks, struct geli_metadata *md,
 	 * The backup is the sector about to be stored, written first: if it
 	 * cannot be made, the provider is left untouched.
 	 */
-	backup_name(opt_str(o, 'B'), prov, nargs, backfile, sizeof(backfile));
+	backfile = backup_name(opt_str(o, 'B'), prov, nargs);
+	if (backfile == NULL) {
+		req_error("Cannot allocate memory.");
+		goto out;
+	}
 	if (strcmp(backfile, "none") != 0) {
 		bfd = open(backfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 		    0600);
@@ -260,6 +267,7 @@ out:
 		if (req_failed())
 			unlink(backfile);
 	}
+	free(backfile);
 	geli_secure_free(ukey);
 	if (sector != NULL)
 		geli_wipe(sector, psize);

@@ -17,6 +17,18 @@
 
 #include "geli.h"
 
+/* Under AddressSanitizer the shadow mappings make mlockall() impossible. */
+#if defined(__SANITIZE_ADDRESS__)
+#define GELI_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GELI_ASAN 1
+#endif
+#endif
+#ifndef GELI_ASAN
+#define GELI_ASAN 0
+#endif
+
 /* Header in front of the caller's bytes: the mapping's total length. */
 struct secmem_hdr {
 	size_t maplen;
@@ -110,7 +122,7 @@ geli_protect_process(bool *locked)
 	 * allocations fail: unlimited, or root (CAP_IPC_LOCK).  Otherwise the
 	 * secrets' own pages are still locked one by one.
 	 */
-	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 &&
+	if (!GELI_ASAN && getrlimit(RLIMIT_MEMLOCK, &rl) == 0 &&
 	    (rl.rlim_cur == RLIM_INFINITY || geteuid() == 0))
 		lk = mlockall(MCL_CURRENT | MCL_FUTURE) == 0;
 	if (locked != NULL)

@@ -39,19 +39,24 @@ expect_err "clear of random bytes" "Cannot clear metadata on $T/random: Invalid 
 	--same "$T/random" -- "$GELI" clear "$T/random"
 
 # Damaged metadata: magic, checksum, version, truncation.
-corrupt() {	# corrupt FILE OFFSET BYTE: write one byte into the last sector
-	local off=$(( $(stat -c %s "$1") - 512 + $2 ))
-	printf "$3" | dd of="$1" bs=1 seek=$off conv=notrunc status=none
+corrupt() {	# corrupt FILE OFFSET [COUNT]: invert bytes of the last sector
+	python3 - "$1" "$2" "${3:-1}" <<'PY'
+import sys
+f = open(sys.argv[1], 'r+b'); f.seek(-512, 2); s = bytearray(f.read(512))
+for i in range(int(sys.argv[2]), int(sys.argv[2]) + int(sys.argv[3])):
+    s[i] ^= 0xff
+f.seek(-512, 2); f.write(s); f.close()
+PY
 }
-cp "$good" "$T/badmagic"; corrupt "$T/badmagic" 0 'g'
+cp "$good" "$T/badmagic"; corrupt "$T/badmagic" 0
 expect_err "bad magic" "geli: Cannot read metadata from $T/badmagic: Invalid argument." \
 	--same "$T/badmagic" -- "$GELI" setkey -j "$T/pass" -J "$T/pass" "$T/badmagic"
-cp "$good" "$T/badsum"; corrupt "$T/badsum" 60 '\x55'
+cp "$good" "$T/badsum"; corrupt "$T/badsum" 60
 expect_err "bad checksum" "geli: Inconsistent provider's $T/badsum metadata." \
 	--same "$T/badsum" -- "$GELI" setkey -j "$T/pass" -J "$T/pass" "$T/badsum"
 expect_err "dump of a bad checksum" "Inconsistent provider's $T/badsum metadata."$'\n'"geli: Not fully done." \
 	--same "$T/badsum" -- "$GELI" dump "$T/badsum"
-cp "$good" "$T/badhash"; corrupt "$T/badhash" 500 '\x00\x00\x00\x00'
+cp "$good" "$T/badhash"; corrupt "$T/badhash" 500 4
 expect_err "bad MD5 field" "geli: Inconsistent provider's $T/badhash metadata." \
 	--same "$T/badhash" -- "$GELI" configure -b "$T/badhash"
 # Version 8 with a correct MD5: too new.

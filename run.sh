@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The project's one entry point, for a fresh Debian 12 machine as root:
+#
+#   ./run.sh demo    install what is missing, build, run the main job
+#   ./run.sh test    install what is missing, build (plain and with
+#                    AddressSanitizer + UBSan), run every test in both
+#   ./run.sh build   install what is missing and build
+#
+# The last line of "test" is "N passed, N failed, N skipped"; its exit status
+# is non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+BUILD_PKGS=(gcc meson ninja-build pkg-config libssl-dev)
+TEST_PKGS=(python3 openssl util-linux coreutils)
+
+install_missing() {
+	local missing=() p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	echo "run.sh: installing ${missing[*]}"
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "run.sh: these Debian packages are missing; run as root: ${missing[*]}" >&2
+		exit 1
+	fi
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+build() {	# build DIR [meson options...]
+	local dir=$1; shift
+	if [ ! -f "$dir/build.ninja" ]; then
+		meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log" >&2; exit 1; }
+		rm -f "$dir.setup.log"
+	fi
+	ninja -C "$dir" >/dev/null || ninja -C "$dir"
+}
+
+demo() {
+	local prov
+	DEMO_DIR=$(mktemp -d)
+	trap 'rm -rf "$DEMO_DIR"' EXIT
+	local dir=$DEMO_DIR
+	prov=$dir/disk.img
+	truncate -s 64M "$prov"
+	printf 'correct horse battery staple\n' >"$dir/passfile"
+	echo "# geli init -B none -e aes-xts -l 256 -s 4096 -i 200000 -J passfile disk.img"
+	build/src/geli/geli init -B none -e aes-xts -l 256 -s 4096 -i 200000 -J "$dir/passfile" "$prov"
+	echo "# geli dump disk.img"
+	build/src/geli/geli dump "$prov" | sed "s|$dir/||"
+	echo "# geli setkey -n 1 -j passfile -J passfile2 disk.img"
+	printf 'a second passphrase\n' >"$dir/passfile2"
+	build/src/geli/geli setkey -n 1 -j "$dir/passfile" -J "$dir/passfile2" "$prov"
+	echo "# geli dump disk.img | grep keys"
+	build/src/geli/geli dump "$prov" | grep keys
+}
+
+run_tests() {
+	local total_p=0 total_f=0 total_s=0 b line
+	for b in build build-asan; do
+		echo "== tests in $b"
+		tests/run-suite "$b" | tee "$b/suite.log" || true
+		line=$(tail -n 1 "$b/suite.log" | grep -E '^[0-9]+ passed, [0-9]+ failed' ||
+			echo "0 passed, 1 failed, 0 skipped")
+		total_p=$((total_p + $(echo "$line" | awk '{print $1}')))
+		total_f=$((total_f + $(echo "$line" | awk '{print $3}')))
+		total_s=$((total_s + $(echo "$line" | awk '{print $5}')))
+	done
+	echo "$total_p passed, $total_f failed, $total_s skipped"
+	[ "$total_f" -eq 0 ]
+}
+
+case ${1:-} in
+demo)
+	install_missing "${BUILD_PKGS[@]}"
+	build build
+	demo
+	;;
+test)
+	install_missing "${BUILD_PKGS[@]}" "${TEST_PKGS[@]}"
+	build build
+	build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+	export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+	run_tests
+	;;
+build)
+	install_missing "${BUILD_PKGS[@]}"
+	build build
+	;;
+*)
+	echo "usage: ./run.sh demo | test | build" >&2
+	exit 2
+	;;
+esac

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The manual stays true: it renders without warnings and documents every verb
+# the command offers.
+. "$(dirname "$0")/lib.sh"
+
+man=$GELI_TESTS/../man/geli.8
+if command -v groff >/dev/null; then
+	check "the manual renders without warnings" test -z "$(groff -mandoc -ww -z "$man" 2>&1)"
+else
+	skip "groff is not installed"
+fi
+"$GELI" help 2>"$T/usage"
+for verb in $(sed -E 's/^(usage:)? *geli ([a-z]+).*/\2/' "$T/usage"); do
+	check "the manual documents $verb" grep -qE "^\.Cm $verb( |$)" "$man"
+done
+check "the manual has DIFFERENCES FROM FreeBSD" grep -q '^\.Sh DIFFERENCES FROM FreeBSD' "$man"
+check "the manual has EXIT STATUS" grep -q '^\.Sh EXIT STATUS' "$man"
+done_testing

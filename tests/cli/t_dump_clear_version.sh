@@ -37,6 +37,13 @@ mkprov "$T/v"
 "$GELI" init -B none -V 4 -e camellia -i 10 -J "$T/pass" "$T/v" >/dev/null 2>&1
 check "v4 with Camellia" test "$(dumpfield "$T/v" ealgo)" = CAMELLIA-CBC
 
+mkprov "$T/f"
+"$GELI" init -B none -b -d -g -T -R -i 10 -J "$T/pass" "$T/f" >/dev/null
+check "init -b -d -g -T -R: flags 0x1c2" test "$(dumpfield "$T/f" flags)" = 0x1c2
+mkprov "$T/f"
+"$GELI" init -B none -a hmac/sha256 -i 10 -J "$T/pass" "$T/f" >/dev/null
+check "init -a: flags 0x210" test "$(dumpfield "$T/f" flags)" = 0x210
+
 run "$GELI" version
 check "version" test "$(cat "$T/out")" = $'kernel: 7\nuserland: 7'
 expect_err "version of a provider without GELI" \

@@ -128,6 +128,34 @@ PY
 	else
 		nok "terminal prompt for the old key"; diag <"$T/pty.out"
 	fi
+	# While it waits for the passphrase: no core dumps, memory locked.
+	cat >"$T/ttyprobe.py" <<'PY'
+import os, pty, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+out = b''
+while b'passphrase:' not in out:
+    out += os.read(fd, 1024)
+limits = open('/proc/%d/limits' % pid).read()
+status = open('/proc/%d/status' % pid).read()
+core = [l for l in limits.splitlines() if l.startswith('Max core file size')][0].split()
+lck = [l for l in status.splitlines() if l.startswith('VmLck:')][0].split()[1]
+print('core', core[4], core[5])
+print('vmlck', lck)
+os.kill(pid, 15)
+os.waitpid(pid, 0)
+PY
+	mkprov "$prov"
+	"$GELI" init -B none -i 10 -J "$T/ttypass" "$prov" >/dev/null
+	python3 "$T/ttyprobe.py" "$GELI" setkey -P -K /dev/null "$prov" >"$T/probe" 2>&1
+	check "core dumps are off before the passphrase is read" grep -qx "core 0 0" "$T/probe"
+	if [ "$(id -u)" -eq 0 ] && [ -z "${GELI_SANITIZED:-}" ]; then
+		check "memory is locked before the passphrase is read (root)" \
+			test "$(sed -n 's/^vmlck //p' "$T/probe")" -gt 1000
+	else
+		skip "mlockall only as root and without AddressSanitizer"
+	fi
 else
 	skip "python3 pty not available"
 fi

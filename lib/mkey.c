@@ -15,17 +15,33 @@
 #include "crypto.h"
 #include "geli.h"
 
-/* EK, the slot cipher key; and HK, the verifier key. */
-static int
-mkey_keys(const uint8_t *ukey, uint8_t *ek, uint8_t *hk)
+/* Secrets of one slot operation, in one locked allocation. */
+struct mkey_scratch {
+	uint8_t ek[64];			/* EK, the slot cipher key */
+	uint8_t hk[64];			/* HK, the verifier key */
+	uint8_t plain[GELI_MKEYLEN];	/* MK || VER */
+};
+
+/* A scratch area with EK and HK derived from ukey; NULL on failure (*error). */
+static struct mkey_scratch *
+mkey_scratch_new(const uint8_t *ukey, int *error)
 {
 	static const uint8_t one = 0x01, zero = 0x00;
-	int error;
+	struct mkey_scratch *s;
 
-	error = gc_hmac_sha512(ukey, GELI_USERKEYLEN, &one, 1, ek);
-	if (error == 0)
-		error = gc_hmac_sha512(ukey, GELI_USERKEYLEN, &zero, 1, hk);
-	return error;
+	s = geli_secure_alloc(sizeof(*s));
+	if (s == NULL) {
+		*error = -ENOMEM;
+		return NULL;
+	}
+	*error = gc_hmac_sha512(ukey, GELI_USERKEYLEN, &one, 1, s->ek);
+	if (*error == 0)
+		*error = gc_hmac_sha512(ukey, GELI_USERKEYLEN, &zero, 1, s->hk);
+	if (*error != 0) {
+		geli_secure_free(s);
+		return NULL;
+	}
+	return s;
 }
 
 static int
@@ -43,83 +59,67 @@ int
 geli_mkey_encrypt(unsigned ealgo, unsigned keylen, const uint8_t *ukey,
     const uint8_t *mkey, uint8_t *slot)
 {
-	uint8_t *sec, *ek, *hk, *plain;
+	struct mkey_scratch *s;
 	int error;
 
-	sec = geli_secure_alloc(64 + 64 + GELI_MKEYLEN);
-	if (sec == NULL)
-		return -ENOMEM;
-	ek = sec;
-	hk = sec + 64;
-	plain = sec + 128;
-	error = mkey_keys(ukey, ek, hk);
-	if (error == 0) {
-		memcpy(plain, mkey, GELI_MKEY_DATALEN);
-		error = gc_hmac_sha512(hk, 64, mkey, GELI_MKEY_DATALEN,
-		    plain + GELI_MKEY_DATALEN);
-	}
+	s = mkey_scratch_new(ukey, &error);
+	if (s == NULL)
+		return error;
+	memcpy(s->plain, mkey, GELI_MKEY_DATALEN);
+	error = gc_hmac_sha512(s->hk, 64, mkey, GELI_MKEY_DATALEN,
+	    s->plain + GELI_MKEY_DATALEN);
 	if (error == 0)
-		error = mkey_crypt(ealgo, keylen, ek, plain, slot, 1);
-	geli_secure_free(sec);
+		error = mkey_crypt(ealgo, keylen, s->ek, s->plain, slot, 1);
+	geli_secure_free(s);
 	return error;
 }
 
 /* 0: slot n verified, MK in mkey; -GELI_EWRONGKEY: it did not. */
 static int
-mkey_decrypt_slot(const struct geli_metadata *md, const uint8_t *ek,
-    const uint8_t *hk, int n, uint8_t *plain, uint8_t *mkey)
+mkey_decrypt_slot(const struct geli_metadata *md, struct mkey_scratch *s,
+    int n, uint8_t *mkey)
 {
 	uint8_t ver[64];
 	int error;
 
 	if ((md->keys & (1u << n)) == 0)
 		return -GELI_EWRONGKEY;
-	error = mkey_crypt(md->ealgo, md->keylen, ek,
-	    md->mkeys + n * GELI_MKEYLEN, plain, 0);
-	if (error != 0)
-		return error;
-	error = gc_hmac_sha512(hk, 64, plain, GELI_MKEY_DATALEN, ver);
-	if (error != 0)
-		return error;
-	if (!geli_ct_equal(ver, plain + GELI_MKEY_DATALEN, sizeof(ver))) {
-		geli_wipe(ver, sizeof(ver));
-		return -GELI_EWRONGKEY;
-	}
+	error = mkey_crypt(md->ealgo, md->keylen, s->ek,
+	    md->mkeys + n * GELI_MKEYLEN, s->plain, 0);
+	if (error == 0)
+		error = gc_hmac_sha512(s->hk, 64, s->plain, GELI_MKEY_DATALEN,
+		    ver);
+	if (error == 0 && !geli_ct_equal(ver, s->plain + GELI_MKEY_DATALEN,
+	    sizeof(ver)))
+		error = -GELI_EWRONGKEY;
+	if (error == 0)
+		memcpy(mkey, s->plain, GELI_MKEY_DATALEN);
 	geli_wipe(ver, sizeof(ver));
-	memcpy(mkey, plain, GELI_MKEY_DATALEN);
-	return 0;
+	return error;
 }
 
 int
 geli_mkey_decrypt(const struct geli_metadata *md, const uint8_t *ukey,
     int keyno, uint8_t *mkey, int *used)
 {
-	uint8_t *sec, *ek, *hk, *plain;
+	struct mkey_scratch *s;
 	int error, n;
 
 	if (keyno < -1 || keyno >= GELI_MAXMKEYS)
 		return -EINVAL;
-	sec = geli_secure_alloc(64 + 64 + GELI_MKEYLEN);
-	if (sec == NULL)
-		return -ENOMEM;
-	ek = sec;
-	hk = sec + 64;
-	plain = sec + 128;
-	error = mkey_keys(ukey, ek, hk);
-	for (n = keyno == -1 ? 0 : keyno; error == 0 || error ==
-	    -GELI_EWRONGKEY; n++) {
-		if (n >= GELI_MAXMKEYS || (keyno != -1 && n != keyno)) {
-			error = -GELI_EWRONGKEY;
-			break;
-		}
-		/* The first slot that verifies wins; a cipher error stops. */
-		error = mkey_decrypt_slot(md, ek, hk, n, plain, mkey);
-		if (error == 0) {
-			if (used != NULL)
-				*used = n;
-			break;
-		}
+	s = mkey_scratch_new(ukey, &error);
+	if (s == NULL)
+		return error;
+	/* Slot 0 then 1 (or only keyno): the first that verifies wins; a
+	 * cipher error stops the search. */
+	error = -GELI_EWRONGKEY;
+	for (n = 0; n < GELI_MAXMKEYS && error == -GELI_EWRONGKEY; n++) {
+		if (keyno != -1 && n != keyno)
+			continue;
+		error = mkey_decrypt_slot(md, s, n, mkey);
+		if (error == 0 && used != NULL)
+			*used = n;
 	}
-	geli_secure_free(sec);
+	geli_secure_free(s);
 	return error;
 }

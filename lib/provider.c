@@ -93,15 +93,17 @@ geli_provider_fd(const struct geli_provider *p)
 	return p->fd;
 }
 
-int
-geli_provider_pread(struct geli_provider *p, void *buf, size_t len,
-    uint64_t off)
+/* Whole-buffer transfer, retrying short reads/writes and EINTR. */
+static int
+provider_io(struct geli_provider *p, void *buf, size_t len, uint64_t off,
+    bool write)
 {
 	uint8_t *b = buf;
 	ssize_t n;
 
 	while (len > 0) {
-		n = pread(p->fd, b, len, (off_t)off);
+		n = write ? pwrite(p->fd, b, len, (off_t)off) :
+		    pread(p->fd, b, len, (off_t)off);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -117,26 +119,17 @@ geli_provider_pread(struct geli_provider *p, void *buf, size_t len,
 }
 
 int
+geli_provider_pread(struct geli_provider *p, void *buf, size_t len,
+    uint64_t off)
+{
+	return provider_io(p, buf, len, off, false);
+}
+
+int
 geli_provider_pwrite(struct geli_provider *p, const void *buf, size_t len,
     uint64_t off)
 {
-	const uint8_t *b = buf;
-	ssize_t n;
-
-	while (len > 0) {
-		n = pwrite(p->fd, b, len, (off_t)off);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -EIO;
-		b += n;
-		off += (uint64_t)n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return provider_io(p, (void *)(uintptr_t)buf, len, off, true);
 }
 
 int

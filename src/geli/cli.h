@@ -90,6 +90,10 @@ void mdsrc_close(struct mdsrc *src);
 /* Open a provider (not a backup file); errors are left to the caller. */
 int prov_open(const char *name, bool writable, struct geli_provider **p);
 
+/* The last sector of p (malloc'd, sectorsize bytes) if it holds the GELI
+ * magic (g_metadata_read); -EINVAL if it does not. */
+int read_magic_sector(struct geli_provider *p, uint8_t **sector);
+
 /* Overwrite one sector at off GELI_OVERWRITES times with random bytes. */
 int trash_sector(struct geli_provider *p, uint64_t off);
 

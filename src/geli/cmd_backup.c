@@ -11,7 +11,7 @@ cmd_backup(struct opts *o, int argc, char **argv)
 {
 	struct geli_provider *p;
 	const char *prov, *file;
-	uint8_t *sector;
+	uint8_t *sector = NULL;
 	uint32_t psize;
 	int error, fd;
 
@@ -29,14 +29,7 @@ cmd_backup(struct opts *o, int argc, char **argv)
 		return;
 	}
 	psize = geli_provider_sectorsize(p);
-	sector = malloc(psize);
-	if (sector == NULL) {
-		req_error("Cannot allocate memory.");
-		goto out;
-	}
-	error = geli_provider_read_last(p, sector);
-	if (error == 0 && !geli_metadata_has_magic(sector, psize))
-		error = -EINVAL;
+	error = read_magic_sector(p, &sector);
 	if (error != 0) {
 		req_error("Unable to read metadata from %s: %s.", prov,
 		    strerror(-error));

@@ -11,26 +11,17 @@ clear_one(const char *name)
 {
 	struct geli_provider *p;
 	uint8_t *sector;
-	uint32_t psize;
 	int error;
 
 	error = prov_open(name, true, &p);
 	if (error != 0)
 		return error;
-	psize = geli_provider_sectorsize(p);
-	sector = calloc(1, psize);
-	if (sector == NULL) {
-		geli_provider_close(p);
-		return -ENOMEM;
-	}
-	error = geli_provider_read_last(p, sector);
-	if (error == 0 && !geli_metadata_has_magic(sector, psize))
-		error = -EINVAL;
+	error = read_magic_sector(p, &sector);
 	if (error == 0) {
-		geli_wipe(sector, psize);
+		geli_wipe(sector, geli_provider_sectorsize(p));
 		error = geli_provider_write_last(p, sector);
+		free(sector);
 	}
-	free(sector);
 	geli_provider_close(p);
 	return error;
 }
@@ -77,12 +68,7 @@ cmd_version(struct opts *o, int argc, char **argv)
 		sector = NULL;
 		error = prov_open(argv[i], false, &p);
 		if (error == 0) {
-			sector = calloc(1, geli_provider_sectorsize(p));
-			error = sector == NULL ? -ENOMEM :
-			    geli_provider_read_last(p, sector);
-			if (error == 0 && !geli_metadata_has_magic(sector,
-			    geli_provider_sectorsize(p)))
-				error = -EINVAL;
+			error = read_magic_sector(p, &sector);
 			geli_provider_close(p);
 		}
 		if (error != 0) {

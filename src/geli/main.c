@@ -110,17 +110,23 @@ req_flush_as_warning(void)
 	req_err[0] = '\0';
 }
 
+static void
+vwarnmsg(const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fputs("geli: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void
 warnmsg(const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	fputs("geli: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vwarnmsg(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
@@ -128,12 +134,9 @@ die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	fputs("geli: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vwarnmsg(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	exit(EXIT_FAILURE);
 }
 

@@ -204,3 +204,24 @@ trash_sector(struct geli_provider *p, uint64_t off)
 	free(sector);
 	return error;
 }
+
+int
+read_magic_sector(struct geli_provider *p, uint8_t **out)
+{
+	uint32_t psize = geli_provider_sectorsize(p);
+	uint8_t *sector;
+	int error;
+
+	sector = calloc(1, psize);
+	if (sector == NULL)
+		return -ENOMEM;
+	error = geli_provider_read_last(p, sector);
+	if (error == 0 && !geli_metadata_has_magic(sector, psize))
+		error = -EINVAL;
+	if (error != 0) {
+		free(sector);
+		return error;
+	}
+	*out = sector;
+	return 0;
+}

@@ -254,6 +254,49 @@ GELI_API int geli_provider_read_metadata(struct geli_provider *p,
 GELI_API int geli_provider_write_metadata(struct geli_provider *p,
     struct geli_metadata *md);
 
+/* ---- Attached volumes: the sector data path (§6, §7) -------------------- */
+
+#include <sys/types.h>
+
+#define GELI_VOLUME_READONLY 0x1	/* writes fail with -EROFS */
+#define GELI_VOLUME_ONETIME  0x2	/* no metadata sector reserved (§8.1) */
+
+/*
+ * The decrypted provider.  Takes ownership of p.  mkey is the 128-byte
+ * Master Key (copied into locked memory).  nthreads: worker threads
+ * including the caller (1 = no pool).  Reads and writes are safe from many
+ * threads at once; overlapping ones are serialised per sector range.
+ */
+struct geli_volume;
+GELI_API int geli_volume_open(struct geli_provider *p,
+    const struct geli_metadata *md, const uint8_t *mkey, unsigned flags,
+    unsigned nthreads, struct geli_volume **out);
+GELI_API void geli_volume_close(struct geli_volume *v);
+GELI_API uint64_t geli_volume_size(const struct geli_volume *v);
+GELI_API uint32_t geli_volume_sectorsize(const struct geli_volume *v);
+GELI_API struct geli_provider *geli_volume_provider(const struct geli_volume *v);
+GELI_API const struct geli_metadata *geli_volume_metadata(
+    const struct geli_volume *v);
+/* KeysTotal of geli list (§6.2, §7.3). */
+GELI_API uint64_t geli_volume_keys_total(const struct geli_volume *v);
+/* Reads that failed authentication so far. */
+GELI_API uint64_t geli_volume_integrity_errors(const struct geli_volume *v);
+/*
+ * Bytes [off, off+len), any alignment.  Returns the bytes transferred
+ * (short at the end of the volume; 0 at or past it for reads) or -errno:
+ * -EBADMSG when a sector fails authentication (no data of it is returned),
+ * -EROFS, -ENOSPC (write at or past the end), -EIO.
+ */
+GELI_API ssize_t geli_volume_read(struct geli_volume *v, void *buf,
+    size_t len, uint64_t off);
+GELI_API ssize_t geli_volume_write(struct geli_volume *v, const void *buf,
+    size_t len, uint64_t off);
+GELI_API int geli_volume_flush(struct geli_volume *v);
+/* Wait for I/O in flight, wipe every key; new I/O waits until resume. */
+GELI_API int geli_volume_suspend(struct geli_volume *v);
+GELI_API int geli_volume_resume(struct geli_volume *v, const uint8_t *mkey);
+GELI_API bool geli_volume_suspended(struct geli_volume *v);
+
 #ifdef __cplusplus
 }
 #endif

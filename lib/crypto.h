@@ -43,4 +43,34 @@ int gc_cbc(unsigned ealgo, const uint8_t *key, unsigned keylen,
 /* True when OpenSSL can run this GELI algorithm. */
 int gc_available(unsigned algo);
 
+/* ---- The sector data path: pre-keyed, reusable contexts ------------------- */
+
+/*
+ * A sector cipher keyed once: AES-XTS (key = 2*keylen/8 bytes) or a CBC
+ * cipher (keylen/8 bytes), for encryption and decryption.  Not thread-safe:
+ * each thread owns its own.
+ */
+struct gc_sector_cipher;
+int gc_sector_cipher_new(unsigned ealgo, unsigned keylen, const uint8_t *key,
+    struct gc_sector_cipher **out);
+/* One data unit (len bytes, one CBC chain or XTS unit) with its IV. */
+int gc_sector_crypt(struct gc_sector_cipher *c, const uint8_t *iv,
+    const uint8_t *in, uint8_t *out, size_t len, int enc);
+void gc_sector_cipher_free(struct gc_sector_cipher *c);
+
+/* SHA256(prefix || data) with the 64-byte prefix absorbed once (CBC IVs). */
+struct gc_sha256_prefixed;
+int gc_sha256_prefixed_new(const uint8_t prefix[64],
+    struct gc_sha256_prefixed **out);
+int gc_sha256_prefixed(struct gc_sha256_prefixed *h, const void *data,
+    size_t len, uint8_t out[32]);
+void gc_sha256_prefixed_free(struct gc_sha256_prefixed *h);
+
+/* HMAC over one chunk with a fresh key each time (integrity tags). */
+struct gc_mac;
+int gc_mac_new(unsigned aalgo, struct gc_mac **out);
+int gc_mac(struct gc_mac *m, const uint8_t *key, size_t keylen,
+    const void *data, size_t len, uint8_t *out, size_t outlen);
+void gc_mac_free(struct gc_mac *m);
+
 #endif

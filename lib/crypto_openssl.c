@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <openssl/core_names.h>
@@ -297,4 +298,227 @@ gc_available(unsigned algo)
 	c = EVP_CIPHER_fetch(NULL, name, NULL);
 	EVP_CIPHER_free(c);
 	return c != NULL;
+}
+
+/* ---- Sector ciphers ------------------------------------------------------------- */
+
+struct gc_sector_cipher {
+	EVP_CIPHER_CTX *enc, *dec;
+	unsigned ealgo;
+};
+
+static const char *
+gc_sector_name(unsigned ealgo, unsigned keylen)
+{
+	if (ealgo == GELI_ALGO_AES_XTS)
+		return keylen == 128 ? "AES-128-XTS" :
+		    keylen == 256 ? "AES-256-XTS" : NULL;
+	return gc_cbc_name(ealgo, keylen);
+}
+
+static EVP_CIPHER_CTX *
+gc_keyed_ctx(EVP_CIPHER *cipher, unsigned keylen_bytes, const uint8_t *key,
+    int enc)
+{
+	EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+
+	if (ctx == NULL)
+		return NULL;
+	if (EVP_CipherInit_ex2(ctx, cipher, NULL, NULL, enc, NULL) != 1 ||
+	    EVP_CIPHER_CTX_set_key_length(ctx, (int)keylen_bytes) != 1 ||
+	    EVP_CIPHER_CTX_set_padding(ctx, 0) != 1 ||
+	    EVP_CipherInit_ex2(ctx, NULL, key, NULL, enc, NULL) != 1) {
+		EVP_CIPHER_CTX_free(ctx);
+		return NULL;
+	}
+	return ctx;
+}
+
+int
+gc_sector_cipher_new(unsigned ealgo, unsigned keylen, const uint8_t *key,
+    struct gc_sector_cipher **out)
+{
+	struct gc_sector_cipher *c;
+	EVP_CIPHER *cipher;
+	const char *name;
+	unsigned kbytes;
+
+	gc_init();
+	c = OPENSSL_zalloc(sizeof(*c));
+	if (c == NULL)
+		return -ENOMEM;
+	c->ealgo = ealgo;
+	if (ealgo == GELI_ALGO_NULL) {
+		*out = c;
+		return 0;
+	}
+	name = gc_sector_name(ealgo, keylen);
+	if (name == NULL) {
+		OPENSSL_free(c);
+		return -EINVAL;
+	}
+	cipher = EVP_CIPHER_fetch(NULL, name, NULL);
+	if (cipher == NULL) {
+		OPENSSL_free(c);
+		return -ENOTSUP;
+	}
+	kbytes = keylen / 8 * (ealgo == GELI_ALGO_AES_XTS ? 2 : 1);
+	c->enc = gc_keyed_ctx(cipher, kbytes, key, 1);
+	c->dec = gc_keyed_ctx(cipher, kbytes, key, 0);
+	EVP_CIPHER_free(cipher);
+	if (c->enc == NULL || c->dec == NULL) {
+		gc_sector_cipher_free(c);
+		return -EIO;
+	}
+	*out = c;
+	return 0;
+}
+
+int
+gc_sector_crypt(struct gc_sector_cipher *c, const uint8_t *iv,
+    const uint8_t *in, uint8_t *out, size_t len, int enc)
+{
+	EVP_CIPHER_CTX *ctx;
+	int outl;
+
+	if (c->ealgo == GELI_ALGO_NULL) {
+		if (out != in)
+			memmove(out, in, len);
+		return 0;
+	}
+	ctx = enc ? c->enc : c->dec;
+	if (EVP_CipherInit_ex2(ctx, NULL, NULL, iv, enc, NULL) != 1 ||
+	    EVP_CipherUpdate(ctx, out, &outl, in, (int)len) != 1 ||
+	    (size_t)outl != len)
+		return -EIO;
+	return 0;
+}
+
+void
+gc_sector_cipher_free(struct gc_sector_cipher *c)
+{
+	if (c == NULL)
+		return;
+	EVP_CIPHER_CTX_free(c->enc);	/* cleanses the key schedule */
+	EVP_CIPHER_CTX_free(c->dec);
+	OPENSSL_free(c);
+}
+
+/* ---- SHA256 with an absorbed prefix ------------------------------------------------ */
+
+struct gc_sha256_prefixed {
+	EVP_MD_CTX *base, *work;
+};
+
+int
+gc_sha256_prefixed_new(const uint8_t prefix[64], struct gc_sha256_prefixed **out)
+{
+	struct gc_sha256_prefixed *h;
+
+	gc_init();
+	h = OPENSSL_zalloc(sizeof(*h));
+	if (h == NULL)
+		return -ENOMEM;
+	h->base = EVP_MD_CTX_new();
+	h->work = EVP_MD_CTX_new();
+	if (h->base == NULL || h->work == NULL ||
+	    EVP_DigestInit_ex(h->base, EVP_sha256(), NULL) != 1 ||
+	    EVP_DigestUpdate(h->base, prefix, 64) != 1) {
+		gc_sha256_prefixed_free(h);
+		return -EIO;
+	}
+	*out = h;
+	return 0;
+}
+
+int
+gc_sha256_prefixed(struct gc_sha256_prefixed *h, const void *data, size_t len,
+    uint8_t out[32])
+{
+	unsigned int outlen = 32;
+
+	return EVP_MD_CTX_copy_ex(h->work, h->base) == 1 &&
+	    EVP_DigestUpdate(h->work, data, len) == 1 &&
+	    EVP_DigestFinal_ex(h->work, out, &outlen) == 1 ? 0 : -EIO;
+}
+
+void
+gc_sha256_prefixed_free(struct gc_sha256_prefixed *h)
+{
+	if (h == NULL)
+		return;
+	EVP_MD_CTX_free(h->base);	/* the prefix state holds IV-key bytes */
+	EVP_MD_CTX_free(h->work);
+	OPENSSL_free(h);
+}
+
+/* ---- Per-chunk HMAC -------------------------------------------------------------- */
+
+struct gc_mac {
+	EVP_MAC_CTX *ctx;
+	OSSL_PARAM params[2];
+	char digest[16];
+};
+
+int
+gc_mac_new(unsigned aalgo, struct gc_mac **out)
+{
+	struct gc_mac *m;
+	const char *d;
+	EVP_MAC *mac;
+
+	switch (aalgo) {
+	case GELI_ALGO_HMAC_MD5:	d = "MD5"; break;
+	case GELI_ALGO_HMAC_SHA1:	d = "SHA1"; break;
+	case GELI_ALGO_HMAC_RMD160:	d = "RIPEMD160"; break;
+	case GELI_ALGO_HMAC_SHA256:	d = "SHA256"; break;
+	case GELI_ALGO_HMAC_SHA384:	d = "SHA384"; break;
+	case GELI_ALGO_HMAC_SHA512:	d = "SHA512"; break;
+	default:			return -EINVAL;
+	}
+	gc_init();
+	mac = gc_hmac_mac();
+	if (mac == NULL)
+		return -ENOSYS;
+	m = OPENSSL_zalloc(sizeof(*m));
+	if (m == NULL)
+		return -ENOMEM;
+	snprintf(m->digest, sizeof(m->digest), "%s", d);
+	m->params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
+	    m->digest, 0);
+	m->params[1] = OSSL_PARAM_construct_end();
+	m->ctx = EVP_MAC_CTX_new(mac);
+	if (m->ctx == NULL || EVP_MAC_CTX_set_params(m->ctx, m->params) != 1) {
+		gc_mac_free(m);
+		return -ENOTSUP;
+	}
+	*out = m;
+	return 0;
+}
+
+int
+gc_mac(struct gc_mac *m, const uint8_t *key, size_t keylen, const void *data,
+    size_t len, uint8_t *out, size_t outlen)
+{
+	uint8_t md[64];
+	size_t mdlen = 0;
+	int ok;
+
+	ok = EVP_MAC_init(m->ctx, key, keylen, NULL) == 1 &&
+	    EVP_MAC_update(m->ctx, data, len) == 1 &&
+	    EVP_MAC_final(m->ctx, md, &mdlen, sizeof(md)) == 1 &&
+	    mdlen >= outlen;
+	if (ok)
+		memcpy(out, md, outlen);
+	OPENSSL_cleanse(md, sizeof(md));
+	return ok ? 0 : -EIO;
+}
+
+void
+gc_mac_free(struct gc_mac *m)
+{
+	if (m == NULL)
+		return;
+	EVP_MAC_CTX_free(m->ctx);
+	OPENSSL_free(m);
 }

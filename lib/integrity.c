@@ -1,0 +1,95 @@
+/* Integrity: encrypt-then-MAC per physical chunk (GELI-FORMAT.md §7). */
+#include <string.h>
+
+#include "endian.h"
+#include "sector.h"
+
+/* The tag of one chunk: HMAC(SHA256(AK || LE64(phys)), ciphertext). */
+static int
+chunk_tag(struct sector_ctx *c, uint64_t phys, const uint8_t *data,
+    size_t len, uint8_t *tag)
+{
+	uint8_t key[32], off8[8];
+	int error;
+
+	if (c->akh == NULL) {
+		error = gc_sha256_prefixed_new(c->keys->s->ak, &c->akh);
+		if (error != 0)
+			return error;
+	}
+	if (c->mac == NULL) {
+		error = gc_mac_new(c->g->aalgo, &c->mac);
+		if (error != 0)
+			return error;
+	}
+	/* FreeBSD hashes the host-order off_t: little-endian on x86/arm64. */
+	le64enc(off8, phys);
+	error = gc_sha256_prefixed(c->akh, off8, sizeof(off8), key);
+	if (error == 0)
+		error = gc_mac(c->mac, key, sizeof(key), data, len, tag,
+		    c->g->alen);
+	geli_wipe(key, sizeof(key));
+	return error;
+}
+
+static size_t
+chunk_len(const struct sector_geom *g, uint32_t j)
+{
+	return j + 1 < g->lsec ? g->dps : g->S - (size_t)(g->lsec - 1) * g->dps;
+}
+
+int
+sector_auth_encrypt(struct sector_ctx *c, uint64_t i, const uint8_t *plain,
+    uint8_t *phys)
+{
+	const struct sector_geom *g = c->g;
+	uint64_t base = i * g->bps;
+	int error;
+
+	for (uint32_t j = 0; j < g->lsec; j++) {
+		uint8_t *ps = phys + (size_t)j * g->P;
+		size_t len = chunk_len(g, j);
+
+		error = sector_crypt(c, base + (uint64_t)j * g->P,
+		    plain + (size_t)j * g->dps, ps + g->alen, len, 1);
+		if (error == 0)
+			error = chunk_tag(c, base + (uint64_t)j * g->P,
+			    ps + g->alen, len, ps);
+		if (error != 0)
+			return error;
+		/* The rest of the physical sector is zero (not authenticated). */
+		memset(ps + g->alen + len, 0, g->P - g->alen - len);
+	}
+	return 0;
+}
+
+int
+sector_auth_decrypt(struct sector_ctx *c, uint64_t i, const uint8_t *phys,
+    uint8_t *plain)
+{
+	const struct sector_geom *g = c->g;
+	uint64_t base = i * g->bps;
+	uint8_t tag[64];
+	int error;
+
+	/* Every chunk verifies before any byte is decrypted. */
+	for (uint32_t j = 0; j < g->lsec; j++) {
+		const uint8_t *ps = phys + (size_t)j * g->P;
+
+		error = chunk_tag(c, base + (uint64_t)j * g->P, ps + g->alen,
+		    chunk_len(g, j), tag);
+		if (error != 0)
+			return error;
+		if (!geli_ct_equal(tag, ps, g->alen))
+			return -EBADMSG;
+	}
+	for (uint32_t j = 0; j < g->lsec; j++) {
+		const uint8_t *ps = phys + (size_t)j * g->P;
+
+		error = sector_crypt(c, base + (uint64_t)j * g->P,
+		    ps + g->alen, plain + (size_t)j * g->dps, chunk_len(g, j), 0);
+		if (error != 0)
+			return error;
+	}
+	return 0;
+}

@@ -1,0 +1,56 @@
+/*
+ * Runtime keys of an attached volume (GELI-FORMAT.md §6.2, §7.3), derived
+ * from the 128-byte Master Key MK = IVK || DK:
+ *
+ *   IV key          IVK                              (CBC IVs, §6.3)
+ *   auth key        AK  = HMAC_SHA512(DK, 0x11)      (integrity, §7.3)
+ *   encryption base EKB = DK, or HMAC_SHA512(DK, 0x10) with AUTH
+ *   range key k     RangeKey(B, k) = HMAC_SHA512(B, "ekey" || LE64(k)),
+ *                   B = IVK when ENC_IVKEY (v < 7), else EKB
+ *   single key      EKB for the whole volume when SINGLE_KEY (v < 5)
+ *
+ * Key number of a byte offset: (off >> 20) / S without AUTH, and
+ * (phys >> 20) / P with AUTH; always 0 with FIRST_KEY (v5 with AUTH).
+ */
+#ifndef GELI_KEYS_H
+#define GELI_KEYS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "geli.h"
+
+#define KEYS_CACHE 64	/* range keys kept (direct-mapped by key number) */
+
+struct keys_secret {
+	uint8_t ivk[64];
+	uint8_t base[64];	/* range-key base, or the single key */
+	uint8_t ak[64];
+	struct {
+		uint64_t k;
+		bool valid;
+		uint8_t key[64];
+	} cache[KEYS_CACHE];
+};
+
+struct geli_keys {
+	uint32_t rflags;	/* runtime flags (geli_metadata_runtime_flags) */
+	uint32_t divisor;	/* S, or P with AUTH */
+	bool single;		/* one key everywhere (SINGLE_KEY) */
+	struct keys_secret *s;	/* secure memory */
+	pthread_mutex_t lock;
+	uint64_t derived;	/* range keys computed (statistics) */
+};
+
+int keys_init(struct geli_keys *keys, const struct geli_metadata *md,
+    const uint8_t *mkey, uint32_t psize);
+/* The key number for a byte offset (logical, or physical with AUTH). */
+uint64_t keys_number(const struct geli_keys *keys, uint64_t off);
+/* The 64-byte encryption key number k. */
+int keys_get(struct geli_keys *keys, uint64_t k, uint8_t *out);
+/* Wipe everything (suspend, close). */
+void keys_wipe(struct geli_keys *keys);
+void keys_destroy(struct geli_keys *keys);
+
+#endif

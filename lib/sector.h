@@ -1,0 +1,71 @@
+/*
+ * Per-sector transforms, run by one thread with its own pre-keyed contexts.
+ *
+ * privacy.c: one GELI unit (a sector, or a chunk in integrity mode) at a
+ * byte offset "off" (§6):
+ *   key  = range key number keys_number(off) (§6.2)
+ *   IV   = SHA256(IVK || LE64(off))[0..ivlen)   CBC ciphers (§6.3)
+ *        = LE64(off) || 0^8                      AES-XTS (§6.4)
+ *
+ * integrity.c: a logical sector i of S bytes in lsec physical sectors of P
+ * bytes (§7.2):
+ *
+ *   physical sector j of logical sector i, at phys = i*bps + j*P:
+ *   +-----------+---------------------------+---------------+
+ *   | tag alen  | ciphertext of len_j bytes | zeros         |
+ *   +-----------+---------------------------+---------------+
+ *   len_j = dps (last: S - (lsec-1)*dps); unit offset = phys
+ *   tag   = HMAC_aalgo(SHA256(AK || LE64(phys)), ciphertext)
+ */
+#ifndef GELI_SECTOR_H
+#define GELI_SECTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "crypto.h"
+#include "keys.h"
+
+#define SECTOR_CIPHERS 4	/* pre-keyed ciphers per thread */
+
+struct sector_geom {
+	unsigned ealgo, keylen, aalgo, ivlen, alen;
+	uint32_t S, P;		/* GELI and provider sector sizes */
+	uint32_t dps, lsec, bps;	/* integrity layout (§7.1); bps = S without */
+	bool auth;
+};
+
+struct sector_ctx {
+	struct sector_ctx *next;	/* free list of the volume */
+	const struct sector_geom *g;
+	struct geli_keys *keys;
+	struct {
+		uint64_t k;
+		struct gc_sector_cipher *c;
+	} ciph[SECTOR_CIPHERS];
+	unsigned ciph_next;
+	struct gc_sha256_prefixed *ivh;	/* SHA256(IVK || .) */
+	struct gc_sha256_prefixed *akh;	/* SHA256(AK || .) */
+	struct gc_mac *mac;
+	uint8_t *buf;			/* the owner's bounce buffer */
+	size_t buflen;
+};
+
+int sector_ctx_init(struct sector_ctx *c, const struct sector_geom *g,
+    struct geli_keys *keys);
+/* Drop every key-dependent context (suspend); they are rebuilt on use. */
+void sector_ctx_drop_keys(struct sector_ctx *c);
+void sector_ctx_destroy(struct sector_ctx *c);
+
+/* privacy.c: en/decrypt one unit of len bytes at byte offset off. */
+int sector_crypt(struct sector_ctx *c, uint64_t off, const uint8_t *in,
+    uint8_t *out, size_t len, int enc);
+
+/* integrity.c: logical sector i between S plaintext bytes and bps bytes. */
+int sector_auth_encrypt(struct sector_ctx *c, uint64_t i, const uint8_t *plain,
+    uint8_t *phys);
+/* -EBADMSG when a tag does not verify; plain is then not written. */
+int sector_auth_decrypt(struct sector_ctx *c, uint64_t i, const uint8_t *phys,
+    uint8_t *plain);
+
+#endif

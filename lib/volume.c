@@ -1,0 +1,495 @@
+/*
+ * An attached volume: bytes [off, off+len) of the decrypted provider, mapped
+ * to GELI sectors (and, with integrity, to their physical sectors), read with
+ * one large pread, transformed by the worker pool, written with one pwrite.
+ * Partial sectors are read, merged and rewritten (read-modify-write) under a
+ * lock on their range; no layer above this one knows about sectors.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "geli.h"
+#include "keys.h"
+#include "sector.h"
+#include "workers.h"
+
+#define CHUNK_BYTES (1u << 20)	/* logical bytes per I/O round */
+#define GRAIN_BYTES (1u << 16)	/* logical bytes per worker task */
+
+/* A held range of GELI sectors [a, b), shared (read) or exclusive. */
+struct range {
+	struct range *next;
+	uint64_t a, b;
+	bool excl;
+};
+
+struct geli_volume {
+	struct geli_provider *p;
+	struct geli_metadata md;
+	struct sector_geom g;
+	uint64_t size;			/* decrypted bytes */
+	uint64_t nsectors;
+	unsigned flags;
+	struct geli_keys keys;
+	struct workers *w;
+
+	pthread_mutex_t lock;		/* ranges, free contexts, suspend */
+	pthread_cond_t cv;
+	struct range *ranges;
+	struct sector_ctx *free_ctx;	/* caller contexts not in use */
+	struct sector_ctx *all_ctx[64];	/* every caller context, to drop keys */
+	unsigned nctx;
+	bool suspended;
+	unsigned inflight;
+	atomic_uint_fast64_t integrity_errors;
+};
+
+/* ---- Thread contexts ----------------------------------------------------------- */
+
+static void *
+ctx_new(void *arg)
+{
+	struct geli_volume *v = arg;
+	struct sector_ctx *c = calloc(1, sizeof(*c));
+
+	if (c != NULL)
+		sector_ctx_init(c, &v->g, &v->keys);
+	return c;
+}
+
+static void
+ctx_free(void *arg, void *tls)
+{
+	(void)arg;
+	sector_ctx_destroy(tls);
+	free(tls);
+}
+
+/* A context for the calling thread, from the free list or new. */
+static struct sector_ctx *
+ctx_get(struct geli_volume *v)
+{
+	struct sector_ctx *c;
+
+	pthread_mutex_lock(&v->lock);
+	c = v->free_ctx;
+	if (c != NULL) {
+		v->free_ctx = c->next;
+	} else if (v->nctx < sizeof(v->all_ctx) / sizeof(v->all_ctx[0])) {
+		c = ctx_new(v);
+		if (c != NULL)
+			v->all_ctx[v->nctx++] = c;
+	}
+	while (c == NULL) {
+		/* All 64 in use: wait for one. */
+		pthread_cond_wait(&v->cv, &v->lock);
+		c = v->free_ctx;
+		if (c != NULL)
+			v->free_ctx = c->next;
+	}
+	pthread_mutex_unlock(&v->lock);
+	return c;
+}
+
+static void
+ctx_put(struct geli_volume *v, struct sector_ctx *c)
+{
+	pthread_mutex_lock(&v->lock);
+	c->next = v->free_ctx;
+	v->free_ctx = c;
+	pthread_cond_broadcast(&v->cv);
+	pthread_mutex_unlock(&v->lock);
+}
+
+static uint8_t *
+ctx_buf(struct sector_ctx *c, size_t len)
+{
+	uint8_t *b;
+
+	if (c->buflen >= len)
+		return c->buf;
+	b = realloc(c->buf, len);
+	if (b == NULL)
+		return NULL;
+	c->buf = b;
+	c->buflen = len;
+	return b;
+}
+
+/* ---- Range locks and the suspend gate ------------------------------------------- */
+
+static bool
+range_conflicts(const struct geli_volume *v, uint64_t a, uint64_t b, bool excl)
+{
+	for (const struct range *r = v->ranges; r != NULL; r = r->next)
+		if (r->a < b && a < r->b && (excl || r->excl))
+			return true;
+	return false;
+}
+
+/* Enter the gate (waits while suspended) and lock sectors [a, b). */
+static void
+range_lock(struct geli_volume *v, struct range *r, uint64_t a, uint64_t b,
+    bool excl)
+{
+	r->a = a;
+	r->b = b;
+	r->excl = excl;
+	pthread_mutex_lock(&v->lock);
+	while (v->suspended || range_conflicts(v, a, b, excl))
+		pthread_cond_wait(&v->cv, &v->lock);
+	v->inflight++;
+	r->next = v->ranges;
+	v->ranges = r;
+	pthread_mutex_unlock(&v->lock);
+}
+
+static void
+range_unlock(struct geli_volume *v, struct range *r)
+{
+	pthread_mutex_lock(&v->lock);
+	for (struct range **pp = &v->ranges; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == r) {
+			*pp = r->next;
+			break;
+		}
+	}
+	v->inflight--;
+	pthread_cond_broadcast(&v->cv);
+	pthread_mutex_unlock(&v->lock);
+}
+
+/* ---- Batches for the pool ------------------------------------------------------- */
+
+struct batch {
+	struct geli_volume *v;
+	uint64_t first;		/* GELI sector number of item 0 */
+	uint8_t *plain;		/* S bytes per sector */
+	uint8_t *phys;		/* bps bytes per sector (== plain without AUTH) */
+	int enc;
+};
+
+static int
+batch_run(void *arg, void *tls, size_t first, size_t count)
+{
+	struct batch *b = arg;
+	struct sector_ctx *c = tls;
+	const struct sector_geom *g = &b->v->g;
+	int error = 0;
+
+	for (size_t i = first; i < first + count && error == 0; i++) {
+		uint64_t sec = b->first + i;
+		uint8_t *pl = b->plain + i * g->S;
+		uint8_t *ph = b->phys + i * g->bps;
+
+		if (!g->auth)
+			error = sector_crypt(c, sec * g->S, pl, pl, g->S, b->enc);
+		else if (b->enc)
+			error = sector_auth_encrypt(c, sec, pl, ph);
+		else
+			error = sector_auth_decrypt(c, sec, ph, pl);
+	}
+	return error;
+}
+
+static int
+transform(struct geli_volume *v, struct sector_ctx *c, uint64_t first,
+    size_t n, uint8_t *plain, uint8_t *phys, int enc)
+{
+	struct batch b = { v, first, plain, phys, enc };
+	size_t grain = GRAIN_BYTES / v->g.S;
+
+	return workers_run(v->w, batch_run, &b, c, n, grain ? grain : 1);
+}
+
+/* Read and decrypt sectors [a, a+n) into plain (n*S bytes). */
+static int
+read_sectors(struct geli_volume *v, struct sector_ctx *c, uint64_t a,
+    size_t n, uint8_t *plain, uint8_t *phys)
+{
+	int error;
+
+	error = geli_provider_pread(v->p, v->g.auth ? phys : plain,
+	    n * v->g.bps, a * v->g.bps);
+	if (error == 0)
+		error = transform(v, c, a, n, plain, phys, 0);
+	if (error == -EBADMSG)
+		atomic_fetch_add(&v->integrity_errors, 1);
+	return error;
+}
+
+/* ---- The public API --------------------------------------------------------------- */
+
+int
+geli_volume_open(struct geli_provider *p, const struct geli_metadata *md,
+    const uint8_t *mkey, unsigned flags, unsigned nthreads,
+    struct geli_volume **out)
+{
+	struct geli_volume *v;
+	uint32_t P = geli_provider_sectorsize(p);
+	int error;
+
+	if (md->sectorsize == 0 || md->sectorsize % P != 0 ||
+	    (md->sectorsize & (md->sectorsize - 1)) != 0 ||
+	    geli_keylen(md->ealgo, md->keylen) != md->keylen ||
+	    !geli_algo_available(md->ealgo))
+		return -EINVAL;
+	if ((md->flags & GELI_FLAG_AUTH) && (geli_hashlen(md->aalgo) == 0 ||
+	    !geli_algo_available(md->aalgo)))
+		return -EINVAL;
+	v = calloc(1, sizeof(*v));
+	if (v == NULL)
+		return -ENOMEM;
+	v->p = p;
+	v->md = *md;
+	v->flags = flags;
+	v->g.ealgo = md->ealgo;
+	v->g.keylen = md->keylen;
+	v->g.ivlen = geli_ivlen(md->ealgo);
+	v->g.S = md->sectorsize;
+	v->g.P = P;
+	v->g.auth = (md->flags & GELI_FLAG_AUTH) != 0;
+	v->g.bps = v->g.S;
+	if (v->g.auth) {
+		v->g.aalgo = md->aalgo;
+		v->g.alen = geli_hashlen(md->aalgo);
+		geli_auth_layout(md, P, &v->g.dps, &v->g.lsec);
+		v->g.bps = v->g.lsec * P;
+	}
+	v->size = geli_eli_mediasize(md, geli_provider_mediasize(p), P,
+	    (flags & GELI_VOLUME_ONETIME) != 0);
+	v->nsectors = v->size / v->g.S;
+	pthread_mutex_init(&v->lock, NULL);
+	pthread_cond_init(&v->cv, NULL);
+	error = keys_init(&v->keys, md, mkey, P);
+	if (error == 0 && nthreads > 1)
+		error = workers_new(nthreads - 1, ctx_new, ctx_free, v, &v->w);
+	if (error != 0) {
+		v->p = NULL;
+		geli_volume_close(v);
+		return error;
+	}
+	*out = v;
+	return 0;
+}
+
+uint64_t
+geli_volume_size(const struct geli_volume *v)
+{
+	return v->size;
+}
+
+uint32_t
+geli_volume_sectorsize(const struct geli_volume *v)
+{
+	return v->g.S;
+}
+
+struct geli_provider *
+geli_volume_provider(const struct geli_volume *v)
+{
+	return v->p;
+}
+
+const struct geli_metadata *
+geli_volume_metadata(const struct geli_volume *v)
+{
+	return &v->md;
+}
+
+uint64_t
+geli_volume_keys_total(const struct geli_volume *v)
+{
+	uint64_t n;
+
+	if (v->keys.single)
+		return 1;
+	/* Without AUTH: from the .eli size and S; with: from N and P (§6.2, §7.3). */
+	n = v->g.auth ? geli_provider_mediasize(v->p) : v->size;
+	return n == 0 ? 1 : ((n - 1) >> 20) / v->keys.divisor + 1;
+}
+
+uint64_t
+geli_volume_integrity_errors(const struct geli_volume *v)
+{
+	return atomic_load(&v->integrity_errors);
+}
+
+ssize_t
+geli_volume_read(struct geli_volume *v, void *buf, size_t len, uint64_t off)
+{
+	const uint32_t S = v->g.S;
+	struct sector_ctx *c;
+	uint8_t *out = buf, *plain, *phys;
+	size_t done = 0;
+	int error = 0;
+
+	if (off >= v->size || len == 0)
+		return 0;
+	if (len > v->size - off)
+		len = (size_t)(v->size - off);
+	c = ctx_get(v);
+	while (done < len && error == 0) {
+		uint64_t pos = off + done;
+		uint64_t a = pos / S;
+		size_t want = len - done, head = (size_t)(pos - a * S);
+		size_t n = (head + (want < CHUNK_BYTES ? want : CHUNK_BYTES) +
+		    S - 1) / S;
+		size_t take = n * S - head < want ? n * S - head : want;
+		bool direct = head == 0 && take == n * S && !v->g.auth;
+		struct range r;
+
+		/* Aligned without integrity: decrypt in the caller's buffer. */
+		plain = direct ? out + done : ctx_buf(c, n * S + n * v->g.bps);
+		if (plain == NULL) {
+			error = -ENOMEM;
+			break;
+		}
+		phys = v->g.auth ? plain + n * S : plain;
+		range_lock(v, &r, a, a + n, false);
+		error = read_sectors(v, c, a, n, plain, phys);
+		range_unlock(v, &r);
+		if (error == 0 && !direct)
+			memcpy(out + done, plain + head, take);
+		done += take;
+	}
+	ctx_put(v, c);
+	return error != 0 ? error : (ssize_t)len;
+}
+
+ssize_t
+geli_volume_write(struct geli_volume *v, const void *buf, size_t len,
+    uint64_t off)
+{
+	const uint32_t S = v->g.S;
+	const uint8_t *in = buf;
+	struct sector_ctx *c;
+	uint8_t *plain, *phys;
+	size_t done = 0;
+	int error = 0;
+
+	if (v->flags & GELI_VOLUME_READONLY)
+		return -EROFS;
+	if (len == 0)
+		return 0;
+	if (off >= v->size)
+		return -ENOSPC;
+	if (len > v->size - off)
+		len = (size_t)(v->size - off);
+	c = ctx_get(v);
+	while (done < len && error == 0) {
+		uint64_t pos = off + done;
+		uint64_t a = pos / S;
+		size_t want = len - done, head = (size_t)(pos - a * S);
+		size_t n = (head + (want < CHUNK_BYTES ? want : CHUNK_BYTES) +
+		    S - 1) / S;
+		size_t take = n * S - head < want ? n * S - head : want;
+		struct range r;
+
+		plain = ctx_buf(c, n * S + n * v->g.bps);
+		if (plain == NULL) {
+			error = -ENOMEM;
+			break;
+		}
+		phys = v->g.auth ? plain + n * S : plain;
+		range_lock(v, &r, a, a + n, true);
+		/* Read-modify-write of a partial first and last sector. */
+		if (head != 0)
+			error = read_sectors(v, c, a, 1, plain, phys);
+		if (error == 0 && (head + take) % S != 0 &&
+		    (n > 1 || head == 0))
+			error = read_sectors(v, c, a + n - 1, 1,
+			    plain + (n - 1) * S, phys + (n - 1) * v->g.bps);
+		if (error == 0) {
+			memcpy(plain + head, in + done, take);
+			error = transform(v, c, a, n, plain, phys, 1);
+		}
+		if (error == 0)
+			error = geli_provider_pwrite(v->p, phys, n * v->g.bps,
+			    a * v->g.bps);
+		range_unlock(v, &r);
+		done += take;
+	}
+	ctx_put(v, c);
+	return error != 0 ? error : (ssize_t)len;
+}
+
+int
+geli_volume_flush(struct geli_volume *v)
+{
+	return geli_provider_flush(v->p);
+}
+
+static void
+drop_keys(void *tls)
+{
+	sector_ctx_drop_keys(tls);
+}
+
+int
+geli_volume_suspend(struct geli_volume *v)
+{
+	pthread_mutex_lock(&v->lock);
+	if (v->suspended) {
+		pthread_mutex_unlock(&v->lock);
+		return -EALREADY;
+	}
+	v->suspended = true;
+	while (v->inflight > 0)
+		pthread_cond_wait(&v->cv, &v->lock);
+	/* No I/O runs now: wipe every key and every keyed context. */
+	keys_wipe(&v->keys);
+	workers_each_tls(v->w, drop_keys);
+	for (unsigned i = 0; i < v->nctx; i++)
+		sector_ctx_drop_keys(v->all_ctx[i]);
+	pthread_mutex_unlock(&v->lock);
+	return 0;
+}
+
+int
+geli_volume_resume(struct geli_volume *v, const uint8_t *mkey)
+{
+	int error;
+
+	pthread_mutex_lock(&v->lock);
+	if (!v->suspended) {
+		pthread_mutex_unlock(&v->lock);
+		return -EALREADY;
+	}
+	error = keys_init(&v->keys, &v->md, mkey, v->g.P);
+	if (error == 0) {
+		v->suspended = false;
+		pthread_cond_broadcast(&v->cv);
+	}
+	pthread_mutex_unlock(&v->lock);
+	return error;
+}
+
+bool
+geli_volume_suspended(struct geli_volume *v)
+{
+	bool s;
+
+	pthread_mutex_lock(&v->lock);
+	s = v->suspended;
+	pthread_mutex_unlock(&v->lock);
+	return s;
+}
+
+void
+geli_volume_close(struct geli_volume *v)
+{
+	if (v == NULL)
+		return;
+	workers_free(v->w);
+	for (unsigned i = 0; i < v->nctx; i++)
+		ctx_free(v, v->all_ctx[i]);
+	keys_destroy(&v->keys);
+	geli_provider_close(v->p);
+	pthread_mutex_destroy(&v->lock);
+	pthread_cond_destroy(&v->cv);
+	geli_wipe(&v->md, sizeof(v->md));
+	free(v);
+}

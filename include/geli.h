@@ -242,6 +242,8 @@ GELI_API int geli_provider_pread(struct geli_provider *p, void *buf,
 GELI_API int geli_provider_pwrite(struct geli_provider *p, const void *buf,
     size_t len, uint64_t off);
 GELI_API int geli_provider_flush(struct geli_provider *p);
+/* The provider's size now (it may have grown since it was opened). */
+GELI_API int geli_provider_query_size(struct geli_provider *p, uint64_t *size);
 /* Read or write the last sector (sectorsize bytes); writes are flushed. */
 GELI_API int geli_provider_read_last(struct geli_provider *p, void *sector);
 GELI_API int geli_provider_write_last(struct geli_provider *p,
@@ -279,6 +281,8 @@ GELI_API const struct geli_metadata *geli_volume_metadata(
     const struct geli_volume *v);
 /* KeysTotal of geli list (§6.2, §7.3). */
 GELI_API uint64_t geli_volume_keys_total(const struct geli_volume *v);
+/* Range keys derived and held now (KeysAllocated; 0 for one-key volumes). */
+GELI_API uint64_t geli_volume_keys_allocated(struct geli_volume *v);
 /* Reads that failed authentication so far. */
 GELI_API uint64_t geli_volume_integrity_errors(const struct geli_volume *v);
 /*
@@ -292,6 +296,9 @@ GELI_API ssize_t geli_volume_read(struct geli_volume *v, void *buf,
 GELI_API ssize_t geli_volume_write(struct geli_volume *v, const void *buf,
     size_t len, uint64_t off);
 GELI_API int geli_volume_flush(struct geli_volume *v);
+/* The provider grew to newsize (metadata already moved): recompute the
+ * decrypted size.  Keys of new ranges are derived on first use. */
+GELI_API int geli_volume_grow(struct geli_volume *v, uint64_t newsize);
 /* Wait for I/O in flight, wipe every key; new I/O waits until resume. */
 GELI_API int geli_volume_suspend(struct geli_volume *v);
 GELI_API int geli_volume_resume(struct geli_volume *v, const uint8_t *mkey);

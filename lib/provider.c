@@ -60,6 +60,27 @@ fail:
 	return error;
 }
 
+int
+geli_provider_query_size(struct geli_provider *p, uint64_t *size)
+{
+	struct stat st;
+
+	if (p->blockdev)
+		return ioctl(p->fd, BLKGETSIZE64, size) == 0 ? 0 : -errno;
+	if (fstat(p->fd, &st) != 0)
+		return -errno;
+	*size = (uint64_t)st.st_size;
+	return 0;
+}
+
+/* For geli_volume_grow(): the provider now has this many bytes. */
+void provider_set_mediasize(struct geli_provider *p, uint64_t size);
+void
+provider_set_mediasize(struct geli_provider *p, uint64_t size)
+{
+	p->mediasize = size;
+}
+
 void
 geli_provider_close(struct geli_provider *p)
 {

@@ -124,7 +124,7 @@ geli_protect_process(bool *locked)
 	 */
 	if (!GELI_ASAN && getrlimit(RLIMIT_MEMLOCK, &rl) == 0 &&
 	    (rl.rlim_cur == RLIM_INFINITY || geteuid() == 0))
-		lk = mlockall(MCL_CURRENT | MCL_FUTURE) == 0;
+		lk = mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) == 0;
 	if (locked != NULL)
 		*locked = lk;
 	return 0;

@@ -231,8 +231,8 @@ geli_volume_open(struct geli_provider *p, const struct geli_metadata *md,
 	uint32_t P = geli_provider_sectorsize(p);
 	int error;
 
+	/* Any multiple of P: onetime allows sizes that are not powers of two. */
 	if (md->sectorsize == 0 || md->sectorsize % P != 0 ||
-	    (md->sectorsize & (md->sectorsize - 1)) != 0 ||
 	    geli_keylen(md->ealgo, md->keylen) != md->keylen ||
 	    !geli_algo_available(md->ealgo))
 		return -EINVAL;
@@ -309,6 +309,20 @@ geli_volume_keys_total(const struct geli_volume *v)
 	/* Without AUTH: from the .eli size and S; with: from N and P (§6.2, §7.3). */
 	n = v->g.auth ? geli_provider_mediasize(v->p) : v->size;
 	return n == 0 ? 1 : ((n - 1) >> 20) / v->keys.divisor + 1;
+}
+
+uint64_t
+geli_volume_keys_allocated(struct geli_volume *v)
+{
+	uint64_t n = 0;
+
+	if (v->keys.single)
+		return 0;
+	pthread_mutex_lock(&v->keys.lock);
+	for (unsigned i = 0; i < KEYS_CACHE; i++)
+		n += v->keys.s->cache[i].valid;
+	pthread_mutex_unlock(&v->keys.lock);
+	return n;
 }
 
 uint64_t
@@ -414,6 +428,27 @@ geli_volume_write(struct geli_volume *v, const void *buf, size_t len,
 	}
 	ctx_put(v, c);
 	return error != 0 ? error : (ssize_t)len;
+}
+
+void provider_set_mediasize(struct geli_provider *p, uint64_t size);
+
+int
+geli_volume_grow(struct geli_volume *v, uint64_t newsize)
+{
+	if (newsize < geli_provider_mediasize(v->p))
+		return -EINVAL;
+	/* Wait for I/O in flight so that no request sees a half-grown volume. */
+	pthread_mutex_lock(&v->lock);
+	while (v->inflight > 0)
+		pthread_cond_wait(&v->cv, &v->lock);
+	provider_set_mediasize(v->p, newsize);
+	if (!(v->flags & GELI_VOLUME_ONETIME))
+		v->md.provsize = newsize;
+	v->size = geli_eli_mediasize(&v->md, newsize, v->g.P,
+	    (v->flags & GELI_VOLUME_ONETIME) != 0);
+	v->nsectors = v->size / v->g.S;
+	pthread_mutex_unlock(&v->lock);
+	return 0;
 }
 
 int

@@ -83,6 +83,9 @@ struct mdsrc {
  */
 int mdsrc_open(struct mdsrc *src, const char *name, bool writable,
     bool report_stderr, struct geli_metadata *md);
+/* The same for a provider only (attach, resume): never a backup file. */
+int mdsrc_open_provider(struct mdsrc *src, const char *name, bool writable,
+    struct geli_metadata *md);
 /* Store md back where it came from ("Cannot write metadata to %s: %s."). */
 int mdsrc_store(struct mdsrc *src, struct geli_metadata *md);
 void mdsrc_close(struct mdsrc *src);
@@ -107,6 +110,18 @@ int keysrc_new(struct opts *o, bool isnew, struct keysrc **out);
 int keysrc_ukey(struct keysrc *ks, struct geli_metadata *md, uint8_t *ukey);
 void keysrc_free(struct keysrc *ks);
 
+/* ---- Attached providers (cmd_attach.c) ------------------------------------ */
+
+/* If arg (a provider, NAME.eli or its path) is attached: its name. */
+bool attached_name(const char *arg, char *name, size_t len);
+bool geli_name_suspended(const char *name);
+void wait_gone(const char *name);
+/* One request to the daemon; errors become the request error.  0 or -1. */
+int attached_request(const char *name, const char *req, const void *key,
+    size_t keylen);
+int attached_names(char ***names);
+void attached_names_free(char **names, int n);
+
 /* ---- Verbs ----------------------------------------------------------------- */
 
 void cmd_init(struct opts *o, int argc, char **argv);
@@ -120,5 +135,12 @@ void cmd_kill(struct opts *o, int argc, char **argv);
 void cmd_configure(struct opts *o, int argc, char **argv);
 void cmd_resize(struct opts *o, int argc, char **argv);
 void cmd_version(struct opts *o, int argc, char **argv);
+void cmd_attach(struct opts *o, int argc, char **argv);
+void cmd_detach(struct opts *o, int argc, char **argv);
+void cmd_onetime(struct opts *o, int argc, char **argv);
+void cmd_suspend(struct opts *o, int argc, char **argv);
+void cmd_resume(struct opts *o, int argc, char **argv);
+void cmd_list(struct opts *o, int argc, char **argv);
+void cmd_status(struct opts *o, int argc, char **argv);
 
 #endif

@@ -49,6 +49,31 @@ static const struct opt_spec restore_opts[] = {
 static const struct opt_spec resize_opts[] = {
 	{ 's', OPT_NUM, NULL }, { 0, 0, NULL }
 };
+static const struct opt_spec attach_opts[] = {
+	{ 'C', OPT_BOOL, NULL }, { 'd', OPT_BOOL, NULL },
+	{ 'j', OPT_MULTI, NULL }, { 'k', OPT_MULTI, NULL },
+	{ 'L', OPT_BOOL, NULL }, { 'n', OPT_NUM, "-1" },
+	{ 'p', OPT_BOOL, NULL }, { 'r', OPT_BOOL, NULL }, { 0, 0, NULL }
+};
+static const struct opt_spec detach_opts[] = {
+	{ 'f', OPT_BOOL, NULL }, { 'l', OPT_BOOL, NULL }, { 0, 0, NULL }
+};
+static const struct opt_spec onetime_opts[] = {
+	{ 'a', OPT_STR, "" }, { 'd', OPT_BOOL, NULL }, { 'e', OPT_STR, "aes" },
+	{ 'l', OPT_NUM, "0" }, { 'L', OPT_BOOL, NULL }, { 'R', OPT_BOOL, NULL },
+	{ 's', OPT_NUM, "0" }, { 'T', OPT_BOOL, NULL }, { 0, 0, NULL }
+};
+static const struct opt_spec resume_opts[] = {
+	{ 'j', OPT_MULTI, NULL }, { 'k', OPT_MULTI, NULL },
+	{ 'p', OPT_BOOL, NULL }, { 0, 0, NULL }
+};
+static const struct opt_spec list_opts[] = {
+	{ 'a', OPT_BOOL, NULL }, { 0, 0, NULL }
+};
+static const struct opt_spec status_opts[] = {
+	{ 'a', OPT_BOOL, NULL }, { 'g', OPT_BOOL, NULL },
+	{ 's', OPT_BOOL, NULL }, { 0, 0, NULL }
+};
 static const struct opt_spec no_opts[] = { { 0, 0, NULL } };
 
 static void cmd_help(struct opts *o, int argc, char **argv);
@@ -59,6 +84,14 @@ static const struct cmd commands[] = {
 	  "[-l keylen] [-J newpassfile] [-K newkeyfile] [-s sectorsize] "
 	  "[-V version] prov ...", cmd_init },
 	{ "label", CMD_VERBOSE, init_opts, "- an alias for 'init'", cmd_init },
+	{ "attach", CMD_VERBOSE, attach_opts,
+	  "[-CdLprv] [-n keyno] [-j passfile] [-k keyfile] prov ...",
+	  cmd_attach },
+	{ "detach", 0, detach_opts, "[-fl] prov ...", cmd_detach },
+	{ "stop", 0, detach_opts, "- an alias for 'detach'", cmd_detach },
+	{ "onetime", CMD_VERBOSE, onetime_opts,
+	  "[-dLRT] [-a aalgo] [-e ealgo] [-l keylen] [-s sectorsize] prov",
+	  cmd_onetime },
 	{ "configure", CMD_VERBOSE, configure_opts, "[-bBdDgGrRtT] prov ...",
 	  cmd_configure },
 	{ "setkey", CMD_VERBOSE, setkey_opts,
@@ -66,6 +99,10 @@ static const struct cmd commands[] = {
 	  "[-k keyfile] [-K newkeyfile] prov", cmd_setkey },
 	{ "delkey", CMD_VERBOSE, delkey_opts, "[-afv] [-n keyno] prov",
 	  cmd_delkey },
+	{ "suspend", CMD_VERBOSE, kill_opts, "[-v] -a | prov ...",
+	  cmd_suspend },
+	{ "resume", CMD_VERBOSE, resume_opts, "[-pv] [-j passfile] [-k keyfile] prov",
+	  cmd_resume },
 	{ "kill", CMD_VERBOSE, kill_opts, "[-av] [prov ...]", cmd_kill },
 	{ "backup", CMD_VERBOSE, no_opts, "[-v] prov file", cmd_backup },
 	{ "restore", CMD_VERBOSE, restore_opts, "[-fv] file prov",
@@ -75,6 +112,8 @@ static const struct cmd commands[] = {
 	{ "version", 0, no_opts, "[prov ...]", cmd_version },
 	{ "clear", CMD_VERBOSE, no_opts, "[-v] prov ...", cmd_clear },
 	{ "dump", CMD_VERBOSE, no_opts, "[-v] prov ...", cmd_dump },
+	{ "list", 0, list_opts, "[-a] [name ...]", cmd_list },
+	{ "status", 0, status_opts, "[-ags] [name ...]", cmd_status },
 	{ "help", 0, no_opts, NULL, cmd_help },
 	{ NULL, 0, NULL, NULL, NULL }
 };

@@ -60,9 +60,9 @@ prov_open(const char *name, bool writable, struct geli_provider **p)
 	    p);
 }
 
-int
-mdsrc_open(struct mdsrc *src, const char *name, bool writable,
-    bool to_stderr, struct geli_metadata *md)
+static int
+mdsrc_open_any(struct mdsrc *src, const char *name, bool writable,
+    bool to_stderr, bool allow_file, struct geli_metadata *md)
 {
 	uint8_t sector[BACKUP_MAX];
 	char pbuf[4096];
@@ -74,7 +74,7 @@ mdsrc_open(struct mdsrc *src, const char *name, bool writable,
 	src->name = name;
 	src->fd = -1;
 	path = prov_path(name, pbuf, sizeof(pbuf));
-	if (is_backup_file(path)) {
+	if (allow_file && is_backup_file(path)) {
 		src->isfile = true;
 		src->fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
 		if (src->fd < 0) {
@@ -143,6 +143,20 @@ mdsrc_open(struct mdsrc *src, const char *name, bool writable,
 fail:
 	mdsrc_close(src);
 	return -1;
+}
+
+int
+mdsrc_open(struct mdsrc *src, const char *name, bool writable,
+    bool to_stderr, struct geli_metadata *md)
+{
+	return mdsrc_open_any(src, name, writable, to_stderr, true, md);
+}
+
+int
+mdsrc_open_provider(struct mdsrc *src, const char *name, bool writable,
+    struct geli_metadata *md)
+{
+	return mdsrc_open_any(src, name, writable, false, false, md);
 }
 
 int

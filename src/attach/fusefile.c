@@ -1,0 +1,269 @@
+/* A single-file FUSE mount over a backend (see fusefile.h). */
+#define FUSE_USE_VERSION 314
+#include <fuse.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fusefile.h"
+
+struct fusefile {
+	struct fusefile_backend be;
+	struct fuse *fuse;
+	pthread_t th;
+	bool readonly, direct_io, running, ended;
+	struct timespec mtime;
+	char *mountpoint;
+};
+
+static struct fusefile *
+ff(void)
+{
+	return fuse_get_context()->private_data;
+}
+
+static int
+ff_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+{
+	struct fusefile *f = ff();
+
+	(void)fi;
+	if (strcmp(path, "/") != 0)
+		return -ENOENT;
+	memset(st, 0, sizeof(*st));
+	st->st_mode = S_IFREG | (f->readonly ? 0400 : 0600);
+	st->st_nlink = 1;
+	st->st_uid = getuid();
+	st->st_gid = getgid();
+	st->st_size = (off_t)f->be.size(f->be.arg);
+	st->st_blksize = 65536;
+	st->st_blocks = (st->st_size + 511) / 512;
+	st->st_mtim = st->st_ctim = st->st_atim = f->mtime;
+	return 0;
+}
+
+static int
+ff_open(const char *path, struct fuse_file_info *fi)
+{
+	struct fusefile *f = ff();
+	bool w = (fi->flags & O_ACCMODE) != O_RDONLY;
+
+	if (strcmp(path, "/") != 0)
+		return -ENOENT;
+	if (w && f->readonly)
+		return -EROFS;
+	fi->direct_io = f->direct_io;
+	fi->keep_cache = !f->direct_io;
+	fi->nonseekable = 0;
+	if (f->be.opened != NULL)
+		f->be.opened(f->be.arg, w);
+	return 0;
+}
+
+static int
+ff_release(const char *path, struct fuse_file_info *fi)
+{
+	struct fusefile *f = ff();
+
+	(void)path;
+	if (f->be.closed != NULL)
+		f->be.closed(f->be.arg, (fi->flags & O_ACCMODE) != O_RDONLY);
+	return 0;
+}
+
+static int
+ff_read(const char *path, char *buf, size_t len, off_t off,
+    struct fuse_file_info *fi)
+{
+	struct fusefile *f = ff();
+	ssize_t n;
+
+	(void)path;
+	(void)fi;
+	n = f->be.read(f->be.arg, buf, len, (uint64_t)off);
+	/* An integrity failure is an I/O error, never data. */
+	return n == -EBADMSG ? -EIO : (int)n;
+}
+
+static int
+ff_write(const char *path, const char *buf, size_t len, off_t off,
+    struct fuse_file_info *fi)
+{
+	struct fusefile *f = ff();
+	ssize_t n;
+
+	(void)path;
+	(void)fi;
+	if (f->readonly)
+		return -EROFS;
+	n = f->be.write(f->be.arg, buf, len, (uint64_t)off);
+	if (n > 0)
+		clock_gettime(CLOCK_REALTIME, &f->mtime);
+	return n == -EBADMSG ? -EIO : (int)n;
+}
+
+static int
+ff_flush(const char *path, struct fuse_file_info *fi)
+{
+	struct fusefile *f = ff();
+
+	(void)path;
+	(void)fi;
+	return f->readonly ? 0 : f->be.flush(f->be.arg);
+}
+
+static int
+ff_fsync(const char *path, int datasync, struct fuse_file_info *fi)
+{
+	(void)datasync;
+	return ff_flush(path, fi);
+}
+
+static int
+ff_truncate(const char *path, off_t size, struct fuse_file_info *fi)
+{
+	struct fusefile *f = ff();
+
+	(void)path;
+	(void)fi;
+	/* A disk has the size it has: only a no-op truncate succeeds. */
+	return (uint64_t)size == f->be.size(f->be.arg) ? 0 : -EPERM;
+}
+
+static int
+ff_utimens(const char *path, const struct timespec tv[2],
+    struct fuse_file_info *fi)
+{
+	(void)path;
+	(void)tv;
+	(void)fi;
+	return 0;
+}
+
+static int
+ff_fallocate(const char *path, int mode, off_t off, off_t len,
+    struct fuse_file_info *fi)
+{
+	(void)path;
+	(void)mode;
+	(void)off;
+	(void)len;
+	(void)fi;
+	return -EOPNOTSUPP;
+}
+
+static void *
+ff_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+{
+	(void)conn;
+	cfg->use_ino = 0;
+	cfg->attr_timeout = 0;	/* size changes (resize) show at once */
+	cfg->entry_timeout = 0;
+	cfg->negative_timeout = 0;
+	cfg->direct_io = 0;
+	return fuse_get_context()->private_data;
+}
+
+static const struct fuse_operations ff_ops = {
+	.init = ff_init,
+	.getattr = ff_getattr,
+	.open = ff_open,
+	.read = ff_read,
+	.write = ff_write,
+	.flush = ff_flush,
+	.fsync = ff_fsync,
+	.release = ff_release,
+	.truncate = ff_truncate,
+	.utimens = ff_utimens,
+	.fallocate = ff_fallocate,
+};
+
+static void *
+ff_loop(void *p)
+{
+	struct fusefile *f = p;
+	struct fuse_loop_config *cfg;
+
+	cfg = fuse_loop_cfg_create();
+	fuse_loop_cfg_set_clone_fd(cfg, 0);
+	fuse_loop_cfg_set_max_threads(cfg, 16);
+	fuse_loop_cfg_set_idle_threads(cfg, 8);
+	(void)fuse_loop_mt(f->fuse, cfg);
+	fuse_loop_cfg_destroy(cfg);
+	f->ended = true;
+	return NULL;
+}
+
+int
+fusefile_start(const char *mountpoint, const struct fusefile_backend *be,
+    bool readonly, bool direct_io, struct fusefile **out)
+{
+	char *argv[] = { "geli", "-o", "fsname=geli,subtype=geli", NULL };
+	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
+	struct fusefile *f;
+
+	f = calloc(1, sizeof(*f));
+	if (f == NULL)
+		return -ENOMEM;
+	f->be = *be;
+	f->readonly = readonly;
+	f->direct_io = direct_io;
+	f->mountpoint = strdup(mountpoint);
+	clock_gettime(CLOCK_REALTIME, &f->mtime);
+	f->fuse = fuse_new(&args, &ff_ops, sizeof(ff_ops), f);
+	fuse_opt_free_args(&args);
+	if (f->fuse == NULL || f->mountpoint == NULL) {
+		free(f->mountpoint);
+		free(f);
+		return -EIO;
+	}
+	if (fuse_mount(f->fuse, mountpoint) != 0) {
+		fuse_destroy(f->fuse);
+		free(f->mountpoint);
+		free(f);
+		return -EIO;
+	}
+	if (pthread_create(&f->th, NULL, ff_loop, f) != 0) {
+		fuse_unmount(f->fuse);
+		fuse_destroy(f->fuse);
+		free(f->mountpoint);
+		free(f);
+		return -EAGAIN;
+	}
+	f->running = true;
+	*out = f;
+	return 0;
+}
+
+void
+fusefile_size_changed(struct fusefile *f)
+{
+	/* attr_timeout is 0: the next getattr sees the new size. */
+	clock_gettime(CLOCK_REALTIME, &f->mtime);
+}
+
+bool
+fusefile_ended(struct fusefile *f)
+{
+	return f->ended;
+}
+
+void
+fusefile_stop(struct fusefile *f)
+{
+	if (f == NULL)
+		return;
+	if (f->running) {
+		fuse_exit(f->fuse);
+		fuse_unmount(f->fuse);
+		pthread_join(f->th, NULL);
+	}
+	fuse_destroy(f->fuse);
+	free(f->mountpoint);
+	free(f);
+}

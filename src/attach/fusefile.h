@@ -1,0 +1,40 @@
+/*
+ * A FUSE file system that is one regular file, mounted over a regular file
+ * (the mount point).  The file's bytes come from a backend; the front end
+ * only translates calls.
+ */
+#ifndef GELI_FUSEFILE_H
+#define GELI_FUSEFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct fusefile_backend {
+	void *arg;
+	uint64_t (*size)(void *arg);
+	ssize_t (*read)(void *arg, void *buf, size_t len, uint64_t off);
+	ssize_t (*write)(void *arg, const void *buf, size_t len, uint64_t off);
+	int (*flush)(void *arg);
+	/* Open/close accounting: called with the open's write intent. */
+	void (*opened)(void *arg, bool writable);
+	void (*closed)(void *arg, bool writable);
+};
+
+struct fusefile;
+
+/*
+ * Mount at mountpoint (an existing regular file) and serve requests on
+ * background threads.  readonly: the file is 0400 and writes get EROFS.
+ * direct_io: bypass the kernel page cache (the default for attach).
+ */
+int fusefile_start(const char *mountpoint, const struct fusefile_backend *be,
+    bool readonly, bool direct_io, struct fusefile **out);
+/* Tell the kernel the size changed (after a resize). */
+void fusefile_size_changed(struct fusefile *f);
+/* Unmount and wait for the threads; safe to call once. */
+void fusefile_stop(struct fusefile *f);
+/* True once the session has ended (unmounted from outside). */
+bool fusefile_ended(struct fusefile *f);
+
+#endif

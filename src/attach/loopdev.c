@@ -1,0 +1,138 @@
+/* Loop devices through the kernel's ioctls (see loopdev.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/loop.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "loopdev.h"
+
+int
+loop_attach(const char *file, uint32_t bs, bool readonly, char *dev,
+    size_t devlen)
+{
+	struct loop_config cfg;
+	int ctl, lfd, ffd, n, error = -EBUSY;
+
+	ffd = open(file, (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+	if (ffd < 0)
+		return -errno;
+	ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	if (ctl < 0) {
+		error = -errno;
+		close(ffd);
+		return error;
+	}
+	/* Another process may take the free device first: try again. */
+	for (int tries = 0; tries < 16 && error == -EBUSY; tries++) {
+		n = ioctl(ctl, LOOP_CTL_GET_FREE);
+		if (n < 0) {
+			error = -errno;
+			break;
+		}
+		snprintf(dev, devlen, "/dev/loop%d", n);
+		lfd = open(dev, (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+		if (lfd < 0) {
+			error = -errno;
+			continue;
+		}
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.fd = (uint32_t)ffd;
+		cfg.block_size = bs;
+		cfg.info.lo_flags = readonly ? LO_FLAGS_READ_ONLY : 0;
+		snprintf((char *)cfg.info.lo_file_name, LO_NAME_SIZE, "%s", file);
+		error = ioctl(lfd, LOOP_CONFIGURE, &cfg) == 0 ? 0 : -errno;
+		close(lfd);
+	}
+	close(ctl);
+	close(ffd);
+	return error;
+}
+
+int
+loop_detach(const char *dev)
+{
+	int fd, error = 0;
+
+	fd = open(dev, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (int tries = 0; tries < 50; tries++) {
+		if (ioctl(fd, LOOP_CLR_FD) == 0) {
+			error = 0;
+			break;
+		}
+		error = -errno;
+		if (error != -EBUSY)
+			break;
+		usleep(100000);	/* udev may still hold it */
+	}
+	close(fd);
+	return error;
+}
+
+int
+loop_set_capacity(const char *dev)
+{
+	int fd, error;
+
+	fd = open(dev, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	error = ioctl(fd, LOOP_SET_CAPACITY, 0) == 0 ? 0 : -errno;
+	close(fd);
+	return error;
+}
+
+/* Does any process but this one have dev open? */
+static bool
+open_elsewhere(const char *dev)
+{
+	char path[300], link[600];
+	struct dirent *p, *f;
+	struct stat want, st;
+	DIR *proc, *fds;
+	bool found = false;
+
+	if (stat(dev, &want) != 0)
+		return false;
+	proc = opendir("/proc");
+	if (proc == NULL)
+		return false;
+	while (!found && (p = readdir(proc)) != NULL) {
+		if (p->d_name[0] < '0' || p->d_name[0] > '9' ||
+		    atoi(p->d_name) == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/fd", p->d_name);
+		fds = opendir(path);
+		if (fds == NULL)
+			continue;
+		while (!found && (f = readdir(fds)) != NULL) {
+			snprintf(link, sizeof(link), "%s/%s", path, f->d_name);
+			if (stat(link, &st) == 0 && S_ISBLK(st.st_mode) &&
+			    st.st_rdev == want.st_rdev)
+				found = true;
+		}
+		closedir(fds);
+	}
+	closedir(proc);
+	return found;
+}
+
+bool
+loop_in_use(const char *dev)
+{
+	int fd;
+
+	/* A mount or another exclusive holder makes O_EXCL fail. */
+	fd = open(dev, O_RDONLY | O_EXCL | O_CLOEXEC);
+	if (fd < 0)
+		return errno == EBUSY;
+	close(fd);
+	return open_elsewhere(dev);
+}

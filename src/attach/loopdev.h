@@ -1,0 +1,18 @@
+/* Loop block devices on top of a file (the .eli file of an attached provider). */
+#ifndef GELI_LOOPDEV_H
+#define GELI_LOOPDEV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A free loop device backed by file, with logical block size bs (512..4096). */
+int loop_attach(const char *file, uint32_t bs, bool readonly, char *dev,
+    size_t devlen);
+int loop_detach(const char *dev);
+/* Re-read the backing file's size. */
+int loop_set_capacity(const char *dev);
+/* True when something (a mount, a process other than us) holds the device. */
+bool loop_in_use(const char *dev);
+
+#endif

@@ -25,7 +25,7 @@
 struct dmn {
 	struct attach_req r;
 	char name[256], prov[1024], provpath[1024];
-	char elipath[1024], ctlpath[1024], logpath[1024];
+	char elipath[1024], ctlpath[1024], logpath[1024], pidpath[1024];
 	struct geli_volume *v;
 	struct geli_provider *p;	/* owned by v */
 	struct fusefile *ff;
@@ -673,6 +673,7 @@ teardown(struct dmn *d)
 	geli_secure_free(d->mkey);
 	d->mkey = NULL;
 	unlink(d->elipath);
+	unlink(d->pidpath);
 	dlog(d, "Device %s.eli destroyed.", d->name);
 }
 
@@ -849,6 +850,11 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 			_exit(1);
 		}
 	}
+	FILE *pf = fopen(d->pidpath, "w");
+	if (pf != NULL) {
+		fprintf(pf, "%d\n", (int)getpid());
+		fclose(pf);
+	}
 	dlog(d, "Device %s.eli created.", d->name);
 	dlog(d, "Encryption: %s %u", geli_algo_name(md->ealgo),
 	    (unsigned)md->keylen);
@@ -889,7 +895,8 @@ daemon_start(const struct attach_req *r, const uint8_t *mkey, char *loopdev,
 	d->r.provpath = d->provpath;
 	if (rundir_path(d->name, ".eli", d->elipath, sizeof(d->elipath)) != 0 ||
 	    rundir_path(d->name, ".ctl", d->ctlpath, sizeof(d->ctlpath)) != 0 ||
-	    rundir_path(d->name, ".log", d->logpath, sizeof(d->logpath)) != 0) {
+	    rundir_path(d->name, ".log", d->logpath, sizeof(d->logpath)) != 0 ||
+	    rundir_path(d->name, ".pid", d->pidpath, sizeof(d->pidpath)) != 0) {
 		snprintf(msg, msglen, "Run directory path too long.");
 		free(d);
 		return -1;

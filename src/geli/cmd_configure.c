@@ -81,6 +81,24 @@ cmd_configure(struct opts *o, int argc, char **argv)
 		req_error("No option given.");
 		return;
 	}
-	for (int i = 0; i < argc; i++)
-		configure_detached(argv[i], want);
+	/* Attached providers change in memory and on disk (the daemon). */
+	uint32_t set = 0, clear = 0;
+	for (size_t i = 0; i < NFLAGOPTS; i++) {
+		if (want[i] < 0)
+			continue;
+		if ((want[i] == 1) != flagopts[i].inverted)
+			set |= flagopts[i].flag;
+		else
+			clear |= flagopts[i].flag;
+	}
+	for (int i = 0; i < argc; i++) {
+		char name[256], req[64];
+
+		if (attached_name(argv[i], name, sizeof(name))) {
+			snprintf(req, sizeof(req), "configure %u %u", set, clear);
+			(void)attached_request(name, req, NULL, 0);
+		} else {
+			configure_detached(argv[i], want);
+		}
+	}
 }

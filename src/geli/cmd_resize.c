@@ -126,11 +126,26 @@ kill_detached(const char *prov)
 void
 cmd_kill(struct opts *o, int argc, char **argv)
 {
+	char name[256], **names;
+	int n;
+
 	if (!opt_bool(o, 'a') && argc == 0) {
 		req_error("Too few arguments.");
 		return;
 	}
-	/* Detached providers; -a also means every attached one (none here). */
+	/* First the detached providers, then the attached ones. */
 	for (int i = 0; i < argc; i++)
-		kill_detached(argv[i]);
+		if (!attached_name(argv[i], name, sizeof(name)))
+			kill_detached(argv[i]);
+	for (int i = 0; i < argc; i++)
+		if (attached_name(argv[i], name, sizeof(name)) &&
+		    attached_request(name, "kill", NULL, 0) == 0)
+			wait_gone(name);
+	if (opt_bool(o, 'a')) {
+		n = attached_names(&names);
+		for (int i = 0; i < n; i++)
+			if (attached_request(names[i], "kill", NULL, 0) == 0)
+				wait_gone(names[i]);
+		attached_names_free(names, n);
+	}
 }

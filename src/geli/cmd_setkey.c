@@ -91,20 +91,63 @@ out:
 	geli_secure_free(mkey);
 }
 
+/*
+ * Attached: no old key; the daemon encrypts its Master Key with the new user
+ * key (computed here from the metadata on disk) and checks the -i rules.
+ */
+static void
+setkey_attached(struct opts *o, const char *name, struct geli_metadata *md)
+{
+	struct keysrc *ks = NULL;
+	uint8_t *ukey;
+	char req[96];
+	intmax_t val = opt_num(o, 'i'), keyno = opt_num(o, 'n');
+	int32_t old = md->iterations;
+
+	if (val < -1 || val > INT32_MAX) {
+		req_error("Invalid number of iterations.");
+		return;
+	}
+	if (val != -1)
+		md->iterations = (int32_t)val;
+	ukey = geli_secure_alloc(GELI_USERKEYLEN);
+	if (ukey == NULL) {
+		req_error("Cannot allocate memory.");
+		return;
+	}
+	if (keysrc_new(o, true, &ks) == 0 && keysrc_ukey(ks, md, ukey) == 0) {
+		/* A count calibrated here goes to the daemon as if given. */
+		if (val == -1 && md->iterations != old)
+			val = md->iterations;
+		snprintf(req, sizeof(req), "setkey %jd %jd", keyno, val);
+		(void)attached_request(name, req, ukey, GELI_USERKEYLEN);
+	}
+	keysrc_free(ks);
+	geli_secure_free(ukey);
+}
+
 void
 cmd_setkey(struct opts *o, int argc, char **argv)
 {
 	struct geli_metadata md;
 	struct mdsrc src;
+	char name[256];
+	bool attached;
 
 	if (argc != 1) {
 		req_error("Invalid number of arguments.");
 		return;
 	}
-	if (mdsrc_open(&src, argv[0], true, false, &md) != 0)
+	attached = attached_name(argv[0], name, sizeof(name));
+	if (mdsrc_open(&src, argv[0], !attached, false, &md) != 0)
 		return;
-	setkey_detached(o, &src, &md);
-	mdsrc_close(&src);
+	if (attached) {
+		mdsrc_close(&src);
+		setkey_attached(o, name, &md);
+	} else {
+		setkey_detached(o, &src, &md);
+		mdsrc_close(&src);
+	}
 	geli_wipe(&md, sizeof(md));
 	if (!req_failed())
 		printf("Note, that the master key encrypted with old keys "
@@ -119,9 +162,16 @@ cmd_delkey(struct opts *o, int argc, char **argv)
 	struct mdsrc src;
 	intmax_t val;
 	unsigned nkey;
+	char name[256], req[96];
 
 	if (argc != 1) {
 		req_error("Invalid number of arguments.");
+		return;
+	}
+	if (attached_name(argv[0], name, sizeof(name))) {
+		snprintf(req, sizeof(req), "delkey %jd %d %d", opt_num(o, 'n'),
+		    opt_bool(o, 'a'), opt_bool(o, 'f'));
+		(void)attached_request(name, req, NULL, 0);
 		return;
 	}
 	if (mdsrc_open(&src, argv[0], true, false, &md) != 0)

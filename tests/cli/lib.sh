@@ -5,9 +5,29 @@ set -u
 : "${GELI_FIXTURES:?}"
 FIX=$GELI_FIXTURES
 T=$(mktemp -d /tmp/geli-test.XXXXXX)
-trap 'cleanup_hooks; rm -rf "$T"' EXIT
+export GELI_RUNDIR=$T/run
+trap 'cleanup_hooks; cleanup_attached; rm -rf "$T"' EXIT
 HOOKS=()
 cleanup_hooks() { local h; for h in "${HOOKS[@]+"${HOOKS[@]}"}"; do eval "$h"; done; }
+
+# Whatever a test left: mounts under $T, loop devices on its files, and
+# attach daemons (asked to detach, then stopped by the PID in their pid file).
+cleanup_attached() {
+	local m p pid i
+	for m in $(awk -v t="$T" 'index($2, t) == 1 { print $2 }' /proc/mounts | sort -r); do
+		umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
+	done
+	for p in "$GELI_RUNDIR"/*.pid; do
+		[ -f "$p" ] || continue
+		pid=$(cat "$p")
+		"$GELI" detach -f "$(basename "$p" .pid)" >/dev/null 2>&1
+		for i in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+		kill "$pid" 2>/dev/null
+	done
+	for m in $(awk -v t="$T" 'index($2, t) == 1 { print $2 }' /proc/mounts | sort -r); do
+		umount -l "$m" 2>/dev/null
+	done
+}
 on_exit() { HOOKS+=("$1"); }
 
 n=0
@@ -92,6 +112,24 @@ key_opens() {
 # fails CMD...: CMD fails.  with_stdin FILE CMD...: CMD reads FILE.
 fails() { ! "$@"; }
 with_stdin() { local f=$1; shift; "$@" <"$f"; }
+
+# need_fuse: attach needs root and /dev/fuse; otherwise the test skips.
+need_fuse() {
+	if [ "$(id -u)" -ne 0 ] || [ ! -c /dev/fuse ]; then
+		skip "attach needs root and /dev/fuse"
+		return 1
+	fi
+}
+
+# attached NAME: the daemon of NAME answers.
+attached() { "$GELI" status "$1" >/dev/null 2>&1; }
+
+# wait_for CMD...: up to 5 s for CMD to succeed.
+wait_for() {
+	local i
+	for i in $(seq 50); do "$@" && return 0; sleep 0.1; done
+	return 1
+}
 
 # The passphrase in a passfile (no newline needed: -j takes the first line).
 passfile() { printf '%s\n' "$2" >"$1"; }

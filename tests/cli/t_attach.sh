@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# attach and the runtime verbs on one provider (issue 3, points 2, 3, 5):
+# ext4 on the loop device round trip, ciphertext on disk, integrity errors,
+# -r, -d, detach -l/-f, suspend/resume with a waiting reader, wrong keys.
+. "$(dirname "$0")/lib.sh"
+need_fuse || { done_testing; exit; }
+
+prov=$T/disk.img
+eli=$GELI_RUNDIR/disk.img.eli
+passfile "$T/pass" "attach test"
+mkprov "$prov" 64M
+"$GELI" init -B none -i 1000 -s 4096 -J "$T/pass" "$prov" >/dev/null
+
+# Wrong key: FreeBSD's message, exit 1, nothing mounted.
+passfile "$T/wrong" "attach tesT"
+expect_err "a wrong key" "geli: Wrong key for $prov."$'\n'"geli: There was an error with at least one provider." \
+	--same "$prov" -- "$GELI" attach -j "$T/wrong" "$prov"
+check "... and nothing attached" test ! -e "$eli"
+expect_ok "attach -C checks the key only" "$GELI" attach -C -j "$T/pass" "$prov"
+check "... and attaches nothing" test ! -e "$eli"
+expect_err "attach -n 1 tries slot 1 only" "geli: Wrong key for $prov."$'\n'"geli: There was an error with at least one provider." \
+	-- "$GELI" attach -C -n 1 -j "$T/pass" "$prov"
+expect_err "attach -d -r" "geli: Options -d and -r are mutually exclusive." -- "$GELI" attach -d -r -j "$T/pass" "$prov"
+
+# init -> attach -> mkfs.ext4 on the loop device -> mount -> write -> umount
+# -> detach -> attach -> read back equal.
+run "$GELI" attach -L -j "$T/pass" "$prov"
+loop=$(cat "$T/out")
+check "attach -L reports a loop device" test -b "$loop"
+check "the decrypted provider is a file of the right size" test "$(stat -c %s "$eli")" = $((64 * 1048576 - 4096))
+check "the loop device has the provider's size" test "$(blockdev --getsize64 "$loop")" = $((64 * 1048576 - 4096))
+check "the loop device has the GELI sector size" test "$(blockdev --getss "$loop")" = 4096
+mkdir -p "$T/mnt"
+check "mkfs.ext4 on the loop device" mkfs.ext4 -q "$loop"
+check "mount it" mount "$loop" "$T/mnt"
+head -c 3000000 /dev/urandom >"$T/data"
+yes "GELI PLAINTEXT MARKER" | head -c 2000000 >"$T/marker.txt"
+cp "$T/data" "$T/marker.txt" "$T/mnt/"
+check "umount" umount "$T/mnt"
+expect_ok "detach" "$GELI" detach "$prov"
+check "detach removes the loop device" fails test -e "/sys/block/$(basename "$loop")/loop/backing_file"
+check "detach removes the .eli file" test ! -e "$eli"
+check "the plaintext is not on the disk" fails grep -q "GELI PLAINTEXT MARKER" "$prov"
+run "$GELI" attach -L -j "$T/pass" "$prov"
+loop=$(cat "$T/out")
+mount "$loop" "$T/mnt"
+check "after attaching again the files read back equal" \
+	bash -c 'cmp -s "$0/data" "$1/data" && cmp -s "$0/marker.txt" "$1/marker.txt"' "$T" "$T/mnt"
+
+# Busy: detach refused while mounted; -f forces.
+expect_err "detach of a mounted provider" "geli: Cannot destroy device disk.img.eli (error=16)." -- "$GELI" detach "$prov"
+umount "$T/mnt"
+exec 7<"$eli"
+expect_err "detach while the .eli file is open" "geli: Cannot destroy device disk.img.eli (error=16)." -- "$GELI" detach disk.img.eli
+expect_ok "detach -f while open" "$GELI" detach -f "$eli"
+check "forced: gone" test ! -e "$GELI_RUNDIR/disk.img.ctl"
+exec 7<&-
+expect_err "detach of something not attached" "geli: No such device: $prov." -- "$GELI" detach "$prov"
+
+# -r: writes refused, the provider untouched.
+sum=$(md5sum <"$prov")
+expect_ok "attach -r" "$GELI" attach -r -j "$T/pass" "$prov"
+check "a write to a read-only provider fails" fails dd if=/dev/zero of="$eli" bs=4096 count=1 conv=notrunc status=none
+check "reads work read-only" cmp -s <(dd if="$eli" bs=1M count=1 status=none | head -c 10) <(dd if="$eli" bs=1M count=1 status=none | head -c 10)
+check "list says READ-ONLY" bash -c '"$0" list disk.img | grep -q "^Flags: .*READ-ONLY"' "$GELI"
+"$GELI" detach "$prov"
+check "the provider is unchanged after -r" test "$(md5sum <"$prov")" = "$sum"
+
+# -d: detach after the last writer closes; a reader closing does not detach.
+expect_ok "attach -d" "$GELI" attach -d -j "$T/pass" "$prov"
+dd if="$eli" of=/dev/null bs=4096 count=1 status=none
+sleep 1.2
+check "a reader closing does not detach" attached disk.img
+dd if=/dev/urandom of="$eli" bs=4096 count=4 conv=notrunc status=none
+check "the last writer closing detaches" wait_for fails attached disk.img
+
+# detach -l: detach on the last close of any opener.
+"$GELI" attach -j "$T/pass" "$prov"
+exec 7<"$eli"
+run "$GELI" detach -l disk.img
+check "detach -l of an open provider leaves it attached" attached disk.img
+check "list shows RW-DETACH" bash -c '"$0" list disk.img | grep -q "^Flags: .*RW-DETACH"' "$GELI"
+exec 7<&-
+check "... until the last close" wait_for fails attached disk.img
+
+# suspend / resume while a reader waits.
+"$GELI" attach -j "$T/pass" "$prov"
+dd if=/dev/urandom of="$eli" bs=1M count=2 conv=notrunc status=none
+dd if="$eli" of="$T/before" bs=1M count=2 status=none
+expect_ok "suspend" "$GELI" suspend disk.img
+check "status says SUSPENDED" bash -c '"$0" status -s disk.img | grep -q SUSPENDED' "$GELI"
+expect_err "suspend twice" "geli: Device disk.img.eli already suspended." -- "$GELI" suspend disk.img
+dd if="$eli" of="$T/during" bs=1M count=2 status=none &
+reader=$!
+sleep 1
+check "a reader waits while suspended" kill -0 $reader
+expect_err "resume with a wrong key" "geli: Wrong key for $prov." -- "$GELI" resume -j "$T/wrong" "$prov"
+check "... still waiting" kill -0 $reader
+expect_ok "resume" "$GELI" resume -j "$T/pass" "$prov"
+wait $reader
+check "the waiting reader got the right data" cmp -s "$T/before" "$T/during"
+expect_err "resume when not suspended" "geli: Device disk.img.eli is not suspended." -- "$GELI" resume -j "$T/pass" "$prov"
+expect_ok "suspend -a" "$GELI" suspend -a
+check "suspend -a suspended it" bash -c '"$0" status -s | grep -q SUSPENDED' "$GELI"
+"$GELI" resume -j "$T/pass" "$prov"
+"$GELI" detach "$prov"
+
+# Integrity: a flipped bit and a copied physical sector give read errors.
+aprov=$T/auth.img
+aeli=$GELI_RUNDIR/auth.img.eli
+mkprov "$aprov" 16M
+"$GELI" init -B none -i 1000 -a hmac/sha256 -s 4096 -J "$T/pass" "$aprov" >/dev/null
+"$GELI" attach -j "$T/pass" "$aprov"
+check "a never-written sector gives a read error" fails dd if="$aeli" of=/dev/null bs=4096 count=1 status=none
+dd if=/dev/urandom of="$T/adata" bs=4096 count=64 status=none
+dd if="$T/adata" of="$aeli" bs=4096 conv=notrunc status=none
+check "written sectors read back" cmp -s <(dd if="$aeli" bs=4096 count=64 status=none) "$T/adata"
+"$GELI" detach auth.img
+# Logical sector 0 is 9 physical sectors of 512 bytes (4608 bytes, §7.1).
+printf '\x01' | dd of="$aprov" bs=1 seek=100 conv=notrunc status=none
+"$GELI" attach -j "$T/pass" "$aprov"
+check "one flipped bit: a read error" fails dd if="$aeli" of="$T/x" bs=4096 count=1 status=none
+check "... and never wrong data" fails cmp -s "$T/x" <(head -c 4096 "$T/adata")
+check "the neighbour sector still reads" cmp -s <(dd if="$aeli" bs=4096 skip=1 count=1 status=none) <(dd if="$T/adata" bs=4096 skip=1 count=1 status=none)
+check "the daemon logs the failure" grep -q "Failed to authenticate" "$GELI_RUNDIR/auth.img.log"
+"$GELI" detach auth.img
+dd if="$aprov" of="$aprov" bs=512 skip=9 seek=18 count=1 conv=notrunc status=none
+"$GELI" attach -j "$T/pass" "$aprov"
+check "a physical sector copied over another: a read error" fails dd if="$aeli" of=/dev/null bs=4096 skip=2 count=1 status=none
+"$GELI" detach auth.img
+
+# list / status shapes.
+"$GELI" attach -j "$T/pass" "$prov" "$aprov"
+run "$GELI" list
+check "list shows both, with FreeBSD's items" bash -c '
+	grep -qx "Geom name: disk.img.eli" "$0" && grep -qx "Geom name: auth.img.eli" "$0" &&
+	grep -qx "EncryptionAlgorithm: AES-XTS" "$0" && grep -qx "AuthenticationAlgorithm: HMAC/SHA256" "$0" &&
+	grep -qx "KeyLength: 128" "$0" && grep -q "^Flags: .*AUTH" "$0" && grep -qx "KeysTotal: 1" "$0" &&
+	grep -qx "UsedKey: 0" "$0" && grep -qx "State: ACTIVE" "$0"' "$T/out"
+run "$GELI" status
+check "status has the columns Name, Status, Components" test "$(head -n1 "$T/out" | tr -s ' ')" = " Name Status Components"
+check "status lists both providers" test "$(grep -c ACTIVE "$T/out")" = 2
+expect_ok "detach two providers in one call" "$GELI" detach disk.img auth.img.eli
+check "nothing is left in the run directory" test -z "$(ls "$GELI_RUNDIR"/*.eli "$GELI_RUNDIR"/*.ctl 2>/dev/null)"
+
+done_testing

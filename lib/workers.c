@@ -72,6 +72,10 @@ worker_main(void *p)
 		if (w->stop)
 			break;
 		seen = w->gen;
+		/* The job may have ended before this thread woke: then fn is
+		 * NULL and its caller's arg must not be touched. */
+		if (w->fn == NULL)
+			continue;
 		fn = w->fn;
 		arg = w->arg;
 		nitems = w->nitems;
@@ -160,6 +164,8 @@ workers_run(struct workers *w, work_fn fn, void *arg, void *caller_tls,
 	while (w->active > 0 || atomic_load(&w->done) < nitems)
 		pthread_cond_wait(&w->cv_done, &w->lock);
 	error = atomic_load(&w->error);
+	w->fn = NULL;
+	w->arg = NULL;
 	w->busy = false;
 	pthread_mutex_unlock(&w->lock);
 	return error;

@@ -7,6 +7,7 @@ FIX=$GELI_FIXTURES
 T=$(mktemp -d /tmp/geli-test.XXXXXX)
 export GELI_RUNDIR=$T/run
 trap 'cleanup_hooks; cleanup_attached; rm -rf "$T"' EXIT
+trap 'exit 143' TERM INT
 HOOKS=()
 cleanup_hooks() { local h; for h in "${HOOKS[@]+"${HOOKS[@]}"}"; do eval "$h"; done; }
 

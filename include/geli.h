@@ -296,6 +296,15 @@ GELI_API ssize_t geli_volume_read(struct geli_volume *v, void *buf,
 GELI_API ssize_t geli_volume_write(struct geli_volume *v, const void *buf,
     size_t len, uint64_t off);
 GELI_API int geli_volume_flush(struct geli_volume *v);
+/*
+ * The sector transform alone, without I/O (benchmarks): n whole GELI
+ * sectors starting at sector first, between plain (n*S bytes) and phys
+ * (n*bps bytes; the same buffer as plain without integrity), on the pool.
+ */
+GELI_API int geli_volume_transform(struct geli_volume *v, uint64_t first,
+    size_t n, uint8_t *plain, uint8_t *phys, bool encrypt);
+/* Physical bytes per GELI sector (S, or lsec*P with integrity). */
+GELI_API uint32_t geli_volume_physical_sectorsize(const struct geli_volume *v);
 /* The provider grew to newsize (metadata already moved): recompute the
  * decrypted size.  Keys of new ranges are derived on first use. */
 GELI_API int geli_volume_grow(struct geli_volume *v, uint64_t newsize);

@@ -6,6 +6,7 @@
 #ifndef GELI_CRYPTO_H
 #define GELI_CRYPTO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 

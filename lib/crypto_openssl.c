@@ -318,15 +318,17 @@ gc_sector_name(unsigned ealgo, unsigned keylen)
 
 static EVP_CIPHER_CTX *
 gc_keyed_ctx(EVP_CIPHER *cipher, unsigned keylen_bytes, const uint8_t *key,
-    int enc)
+    int enc, bool xts)
 {
 	EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
 
 	if (ctx == NULL)
 		return NULL;
+	/* XTS has no padding; setting it would cost a parameter round trip
+	 * on every IV change. */
 	if (EVP_CipherInit_ex2(ctx, cipher, NULL, NULL, enc, NULL) != 1 ||
 	    EVP_CIPHER_CTX_set_key_length(ctx, (int)keylen_bytes) != 1 ||
-	    EVP_CIPHER_CTX_set_padding(ctx, 0) != 1 ||
+	    (!xts && EVP_CIPHER_CTX_set_padding(ctx, 0) != 1) ||
 	    EVP_CipherInit_ex2(ctx, NULL, key, NULL, enc, NULL) != 1) {
 		EVP_CIPHER_CTX_free(ctx);
 		return NULL;
@@ -363,8 +365,8 @@ gc_sector_cipher_new(unsigned ealgo, unsigned keylen, const uint8_t *key,
 		return -ENOTSUP;
 	}
 	kbytes = keylen / 8 * (ealgo == GELI_ALGO_AES_XTS ? 2 : 1);
-	c->enc = gc_keyed_ctx(cipher, kbytes, key, 1);
-	c->dec = gc_keyed_ctx(cipher, kbytes, key, 0);
+	c->enc = gc_keyed_ctx(cipher, kbytes, key, 1, ealgo == GELI_ALGO_AES_XTS);
+	c->dec = gc_keyed_ctx(cipher, kbytes, key, 0, ealgo == GELI_ALGO_AES_XTS);
 	EVP_CIPHER_free(cipher);
 	if (c->enc == NULL || c->dec == NULL) {
 		gc_sector_cipher_free(c);
@@ -387,7 +389,7 @@ gc_sector_crypt(struct gc_sector_cipher *c, const uint8_t *iv,
 		return 0;
 	}
 	ctx = enc ? c->enc : c->dec;
-	if (EVP_CipherInit_ex2(ctx, NULL, NULL, iv, enc, NULL) != 1 ||
+	if (EVP_CipherInit_ex(ctx, NULL, NULL, NULL, iv, enc) != 1 ||
 	    EVP_CipherUpdate(ctx, out, &outl, in, (int)len) != 1 ||
 	    (size_t)outl != len)
 		return -EIO;

@@ -23,6 +23,9 @@ keys_init(struct geli_keys *keys, const struct geli_metadata *md,
 	keys->rflags = geli_metadata_runtime_flags(md);
 	keys->single = (keys->rflags & GELI_FLAG_SINGLE_KEY) != 0;
 	keys->divisor = (md->flags & GELI_FLAG_AUTH) ? psize : md->sectorsize;
+	keys->shift = 0;
+	if ((keys->divisor & (keys->divisor - 1)) == 0)
+		keys->shift = 20 + (unsigned)__builtin_ctz(keys->divisor);
 	memset(keys->s, 0, sizeof(*keys->s));
 	memcpy(keys->s->ivk, mkey, 64);
 	if (md->flags & GELI_FLAG_AUTH) {
@@ -45,6 +48,9 @@ keys_number(const struct geli_keys *keys, uint64_t off)
 {
 	if (keys->single || (keys->rflags & GELI_FLAG_FIRST_KEY))
 		return 0;
+	/* (off >> 20) / divisor, without a division on the hot path. */
+	if (keys->shift != 0)
+		return off >> keys->shift;
 	return (off >> 20) / keys->divisor;
 }
 

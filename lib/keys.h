@@ -37,6 +37,7 @@ struct keys_secret {
 struct geli_keys {
 	uint32_t rflags;	/* runtime flags (geli_metadata_runtime_flags) */
 	uint32_t divisor;	/* S, or P with AUTH */
+	unsigned shift;		/* 20 + log2(divisor) when a power of two, else 0 */
 	bool single;		/* one key everywhere (SINGLE_KEY) */
 	struct keys_secret *s;	/* secure memory */
 	pthread_mutex_t lock;

@@ -16,7 +16,7 @@
 #include "workers.h"
 
 #define CHUNK_BYTES (1u << 20)	/* logical bytes per I/O round */
-#define GRAIN_BYTES (1u << 16)	/* logical bytes per worker task */
+#define GRAIN_BYTES (1u << 15)	/* least logical bytes per worker task */
 
 /* A held range of GELI sectors [a, b), shared (read) or exclusive. */
 struct range {
@@ -169,6 +169,7 @@ struct batch {
 	uint8_t *plain;		/* S bytes per sector */
 	uint8_t *phys;		/* bps bytes per sector (== plain without AUTH) */
 	int enc;
+	bool io;		/* each grain also reads (before) or writes (after) */
 };
 
 static int
@@ -179,6 +180,11 @@ batch_run(void *arg, void *tls, size_t first, size_t count)
 	const struct sector_geom *g = &b->v->g;
 	int error = 0;
 
+	/* The copy from or to the provider runs on the workers too, so that
+	 * it overlaps with the crypto of the other grains. */
+	if (b->io && !b->enc)
+		error = geli_provider_pread(b->v->p, b->phys + first * g->bps,
+		    count * g->bps, (b->first + first) * g->bps);
 	for (size_t i = first; i < first + count && error == 0; i++) {
 		uint64_t sec = b->first + i;
 		uint8_t *pl = b->plain + i * g->S;
@@ -191,6 +197,27 @@ batch_run(void *arg, void *tls, size_t first, size_t count)
 		else
 			error = sector_auth_decrypt(c, sec, ph, pl);
 	}
+	if (error == 0 && b->io && b->enc)
+		error = geli_provider_pwrite(b->v->p, b->phys + first * g->bps,
+		    count * g->bps, (b->first + first) * g->bps);
+	return error;
+}
+
+static int
+run_batch(struct geli_volume *v, struct sector_ctx *c, uint64_t first,
+    size_t n, uint8_t *plain, uint8_t *phys, int enc, bool io)
+{
+	struct batch b = { v, first, plain, phys, enc, io };
+	size_t grain, min = GRAIN_BYTES / v->g.S;
+	int error;
+
+	/* Two grains per thread: few system calls, and still balanced. */
+	grain = n / (2 * (workers_count(v->w) + 1));
+	if (grain < min)
+		grain = min;
+	error = workers_run(v->w, batch_run, &b, c, n, grain ? grain : 1);
+	if (error == -EBADMSG)
+		atomic_fetch_add(&v->integrity_errors, 1);
 	return error;
 }
 
@@ -198,10 +225,7 @@ static int
 transform(struct geli_volume *v, struct sector_ctx *c, uint64_t first,
     size_t n, uint8_t *plain, uint8_t *phys, int enc)
 {
-	struct batch b = { v, first, plain, phys, enc };
-	size_t grain = GRAIN_BYTES / v->g.S;
-
-	return workers_run(v->w, batch_run, &b, c, n, grain ? grain : 1);
+	return run_batch(v, c, first, n, plain, phys, enc, false);
 }
 
 /* Read and decrypt sectors [a, a+n) into plain (n*S bytes). */
@@ -209,15 +233,15 @@ static int
 read_sectors(struct geli_volume *v, struct sector_ctx *c, uint64_t a,
     size_t n, uint8_t *plain, uint8_t *phys)
 {
-	int error;
+	return run_batch(v, c, a, n, plain, phys, 0, true);
+}
 
-	error = geli_provider_pread(v->p, v->g.auth ? phys : plain,
-	    n * v->g.bps, a * v->g.bps);
-	if (error == 0)
-		error = transform(v, c, a, n, plain, phys, 0);
-	if (error == -EBADMSG)
-		atomic_fetch_add(&v->integrity_errors, 1);
-	return error;
+/* Encrypt plain (n*S bytes) and write it as sectors [a, a+n). */
+static int
+write_sectors(struct geli_volume *v, struct sector_ctx *c, uint64_t a,
+    size_t n, uint8_t *plain, uint8_t *phys)
+{
+	return run_batch(v, c, a, n, plain, phys, 1, true);
 }
 
 /* ---- The public API --------------------------------------------------------------- */
@@ -331,6 +355,25 @@ geli_volume_integrity_errors(const struct geli_volume *v)
 	return atomic_load(&v->integrity_errors);
 }
 
+int
+geli_volume_transform(struct geli_volume *v, uint64_t first, size_t n,
+    uint8_t *plain, uint8_t *phys, bool encrypt)
+{
+	struct sector_ctx *c = ctx_get(v);
+	int error;
+
+	error = transform(v, c, first, n, plain, v->g.auth ? phys : plain,
+	    encrypt);
+	ctx_put(v, c);
+	return error;
+}
+
+uint32_t
+geli_volume_physical_sectorsize(const struct geli_volume *v)
+{
+	return v->g.bps;
+}
+
 ssize_t
 geli_volume_read(struct geli_volume *v, void *buf, size_t len, uint64_t off)
 {
@@ -418,11 +461,8 @@ geli_volume_write(struct geli_volume *v, const void *buf, size_t len,
 			    plain + (n - 1) * S, phys + (n - 1) * v->g.bps);
 		if (error == 0) {
 			memcpy(plain + head, in + done, take);
-			error = transform(v, c, a, n, plain, phys, 1);
+			error = write_sectors(v, c, a, n, plain, phys);
 		}
-		if (error == 0)
-			error = geli_provider_pwrite(v->p, phys, n * v->g.bps,
-			    a * v->g.bps);
 		range_unlock(v, &r);
 		done += take;
 	}

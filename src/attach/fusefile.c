@@ -3,10 +3,14 @@
 #include <fuse.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -14,6 +18,7 @@
 
 struct fusefile {
 	struct fusefile_backend be;
+	dev_t dev;			/* the mount's device: its fusectl entry */
 	struct fuse *fuse;
 	pthread_t th;
 	bool readonly, direct_io, running, ended;
@@ -236,6 +241,10 @@ fusefile_start(const char *mountpoint, const struct fusefile_backend *be,
 		return -EAGAIN;
 	}
 	f->running = true;
+	/* The mount's device (its fusectl entry), asked of the running loop. */
+	struct stat st;
+	if (stat(mountpoint, &st) == 0)
+		f->dev = st.st_dev;
 	*out = f;
 	return 0;
 }
@@ -253,15 +262,51 @@ fusefile_ended(struct fusefile *f)
 	return f->ended;
 }
 
+/*
+ * Abort the connection through fusectl: files still open (a forced detach)
+ * then get errors, and the session's threads stop waiting for requests.
+ */
+static void
+ff_abort(struct fusefile *f)
+{
+	char path[128];
+	int fd;
+
+	if (access("/sys/fs/fuse/connections", F_OK) == 0 &&
+	    access("/sys/fs/fuse/connections/0", F_OK) != 0)
+		(void)mount("fusectl", "/sys/fs/fuse/connections", "fusectl",
+		    0, NULL);
+	snprintf(path, sizeof(path), "/sys/fs/fuse/connections/%u/abort",
+	    minor(f->dev));
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (write(fd, "1", 1) < 0)
+			(void)0;
+		close(fd);
+	}
+}
+
 void
 fusefile_stop(struct fusefile *f)
 {
+	struct timespec ts;
+
 	if (f == NULL)
 		return;
 	if (f->running) {
 		fuse_exit(f->fuse);
 		fuse_unmount(f->fuse);
-		pthread_join(f->th, NULL);
+		/* Unmounted lazily: open files keep the session alive. */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 500000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		if (pthread_timedjoin_np(f->th, NULL, &ts) != 0) {
+			ff_abort(f);
+			pthread_join(f->th, NULL);
+		}
 	}
 	fuse_destroy(f->fuse);
 	free(f->mountpoint);

@@ -10,8 +10,11 @@ else
 	skip "groff is not installed"
 fi
 "$GELI" help 2>"$T/usage"
+synopsis=$(sed -n '/^\.Sh SYNOPSIS/,/^\.Sh DESCRIPTION/p' "$man")
+description=$(sed -n '/^\.Sh DESCRIPTION/,/^\.Sh EXIT STATUS/p' "$man")
 for verb in $(sed -E 's/^(usage:)? *geli ([a-z]+).*/\2/' "$T/usage"); do
-	check "the manual documents $verb" grep -qE "^\.Cm $verb( |$)" "$man"
+	check "the manual's synopsis has $verb" grep -qE "^\.Cm $verb( |$)" <<<"$synopsis"
+	check "the manual describes $verb" grep -qE "^\.It Cm $verb( |$)" <<<"$description"
 done
 check "the manual has DIFFERENCES FROM FreeBSD" grep -q '^\.Sh DIFFERENCES FROM FreeBSD' "$man"
 check "the manual has EXIT STATUS" grep -q '^\.Sh EXIT STATUS' "$man"

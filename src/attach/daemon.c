@@ -1,6 +1,7 @@
 /* The attach daemon (see daemon.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -772,6 +773,10 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 	bool ro = (d->r.flags & GELI_FLAG_RO) != 0;
 
 	setsid();
+	/* Request buffers (1 MiB each) stay in the heap and stay mapped: with
+	 * locked memory a page fault per request would cost more. */
+	mallopt(M_MMAP_THRESHOLD, 64 << 20);
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	(void)geli_protect_process(NULL);

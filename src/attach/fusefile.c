@@ -112,21 +112,25 @@ ff_write(const char *path, const char *buf, size_t len, off_t off,
 	return n == -EBADMSG ? -EIO : (int)n;
 }
 
+/* close(2): nothing to write back (direct I/O), and no durability promise. */
 static int
 ff_flush(const char *path, struct fuse_file_info *fi)
+{
+	(void)path;
+	(void)fi;
+	return 0;
+}
+
+/* fsync(2) and fdatasync(2) reach the provider. */
+static int
+ff_fsync(const char *path, int datasync, struct fuse_file_info *fi)
 {
 	struct fusefile *f = ff();
 
 	(void)path;
+	(void)datasync;
 	(void)fi;
 	return f->readonly ? 0 : f->be.flush(f->be.arg);
-}
-
-static int
-ff_fsync(const char *path, int datasync, struct fuse_file_info *fi)
-{
-	(void)datasync;
-	return ff_flush(path, fi);
 }
 
 static int

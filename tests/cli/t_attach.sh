@@ -129,6 +129,26 @@ dd if="$aprov" of="$aprov" bs=512 skip=9 seek=18 count=1 conv=notrunc status=non
 check "a physical sector copied over another: a read error" fails dd if="$aeli" of=/dev/null bs=4096 skip=2 count=1 status=none
 "$GELI" detach auth.img
 
+# fsync on the .eli file reaches the provider (the daemon calls fsync on it).
+if command -v strace >/dev/null; then
+	"$GELI" attach -j "$T/pass" "$prov"
+	pid=$(cat "$GELI_RUNDIR/disk.img.pid")
+	strace -f -qq -e trace=fsync,fdatasync -p "$pid" -o "$T/strace.log" &
+	tracer=$!
+	sleep 1
+	dd if=/dev/urandom of="$eli" bs=4096 count=2 conv=notrunc status=none
+	sleep 0.5
+	nosync=$(grep -c "fsync(" "$T/strace.log")
+	dd if=/dev/urandom of="$eli" bs=4096 count=2 conv=notrunc,fsync status=none
+	sleep 0.5
+	kill "$tracer"; wait "$tracer" 2>/dev/null
+	check "a write and close without fsync syncs nothing" test "$nosync" = 0
+	check "fsync on the .eli file is passed down to the provider" grep -q "fsync(" "$T/strace.log"
+	"$GELI" detach "$prov"
+else
+	skip "strace not installed"
+fi
+
 # list / status shapes.
 "$GELI" attach -j "$T/pass" "$prov" "$aprov"
 run "$GELI" list

@@ -147,19 +147,25 @@ gc_hmac_dup(const struct gc_hmac *h, struct gc_hmac **out)
 	return 0;
 }
 
-int
-gc_hmac_final(struct gc_hmac *h, uint8_t *out, size_t outlen)
+/* Finish a MAC into out (outlen bytes of the digest), wiping the copy. */
+static int
+gc_mac_finish(EVP_MAC_CTX *ctx, uint8_t *out, size_t outlen)
 {
 	uint8_t md[64];
 	size_t mdlen = 0;
 	int ok;
 
-	ok = EVP_MAC_final(h->ctx, md, &mdlen, sizeof(md)) == 1 &&
-	    mdlen >= outlen;
+	ok = EVP_MAC_final(ctx, md, &mdlen, sizeof(md)) == 1 && mdlen >= outlen;
 	if (ok)
 		memcpy(out, md, outlen);
 	OPENSSL_cleanse(md, sizeof(md));
 	return ok ? 0 : -EIO;
+}
+
+int
+gc_hmac_final(struct gc_hmac *h, uint8_t *out, size_t outlen)
+{
+	return gc_mac_finish(h->ctx, out, outlen);
 }
 
 void
@@ -502,18 +508,10 @@ int
 gc_mac(struct gc_mac *m, const uint8_t *key, size_t keylen, const void *data,
     size_t len, uint8_t *out, size_t outlen)
 {
-	uint8_t md[64];
-	size_t mdlen = 0;
-	int ok;
-
-	ok = EVP_MAC_init(m->ctx, key, keylen, NULL) == 1 &&
-	    EVP_MAC_update(m->ctx, data, len) == 1 &&
-	    EVP_MAC_final(m->ctx, md, &mdlen, sizeof(md)) == 1 &&
-	    mdlen >= outlen;
-	if (ok)
-		memcpy(out, md, outlen);
-	OPENSSL_cleanse(md, sizeof(md));
-	return ok ? 0 : -EIO;
+	if (EVP_MAC_init(m->ctx, key, keylen, NULL) != 1 ||
+	    EVP_MAC_update(m->ctx, data, len) != 1)
+		return -EIO;
+	return gc_mac_finish(m->ctx, out, outlen);
 }
 
 void

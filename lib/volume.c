@@ -244,6 +244,24 @@ write_sectors(struct geli_volume *v, struct sector_ctx *c, uint64_t a,
 	return run_batch(v, c, a, n, plain, phys, 1, true);
 }
 
+/* The next round of a request: sectors [a, a+n), take bytes from head. */
+struct span {
+	uint64_t a;
+	size_t n, head, take;
+};
+
+static struct span
+next_span(uint32_t S, uint64_t pos, size_t want)
+{
+	struct span sp;
+
+	sp.a = pos / S;
+	sp.head = (size_t)(pos - sp.a * S);
+	sp.n = (sp.head + (want < CHUNK_BYTES ? want : CHUNK_BYTES) + S - 1) / S;
+	sp.take = sp.n * S - sp.head < want ? sp.n * S - sp.head : want;
+	return sp;
+}
+
 /* ---- The public API --------------------------------------------------------------- */
 
 int
@@ -389,12 +407,9 @@ geli_volume_read(struct geli_volume *v, void *buf, size_t len, uint64_t off)
 		len = (size_t)(v->size - off);
 	c = ctx_get(v);
 	while (done < len && error == 0) {
-		uint64_t pos = off + done;
-		uint64_t a = pos / S;
-		size_t want = len - done, head = (size_t)(pos - a * S);
-		size_t n = (head + (want < CHUNK_BYTES ? want : CHUNK_BYTES) +
-		    S - 1) / S;
-		size_t take = n * S - head < want ? n * S - head : want;
+		struct span sp = next_span(S, off + done, len - done);
+		uint64_t a = sp.a;
+		size_t n = sp.n, head = sp.head, take = sp.take;
 		bool direct = head == 0 && take == n * S && !v->g.auth;
 		struct range r;
 
@@ -437,12 +452,9 @@ geli_volume_write(struct geli_volume *v, const void *buf, size_t len,
 		len = (size_t)(v->size - off);
 	c = ctx_get(v);
 	while (done < len && error == 0) {
-		uint64_t pos = off + done;
-		uint64_t a = pos / S;
-		size_t want = len - done, head = (size_t)(pos - a * S);
-		size_t n = (head + (want < CHUNK_BYTES ? want : CHUNK_BYTES) +
-		    S - 1) / S;
-		size_t take = n * S - head < want ? n * S - head : want;
+		struct span sp = next_span(S, off + done, len - done);
+		uint64_t a = sp.a;
+		size_t n = sp.n, head = sp.head, take = sp.take;
 		struct range r;
 
 		plain = ctx_buf(c, n * S + n * v->g.bps);

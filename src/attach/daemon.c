@@ -182,40 +182,43 @@ struct reply {
 	bool err;
 };
 
-static void __attribute__((format(printf, 2, 3)))
-reply_ok(struct reply *rp, const char *fmt, ...)
+static void
+reply_vappend(struct reply *rp, const char *fmt, va_list ap)
 {
-	va_list ap;
-	int n;
+	int n = vsnprintf(rp->buf + rp->len, sizeof(rp->buf) - rp->len, fmt, ap);
 
-	if (rp->err)
-		return;
-	if (rp->len == 0)
-		rp->len = (size_t)snprintf(rp->buf, sizeof(rp->buf), "OK\n");
-	va_start(ap, fmt);
-	n = vsnprintf(rp->buf + rp->len, sizeof(rp->buf) - rp->len, fmt, ap);
-	va_end(ap);
 	if (n > 0)
 		rp->len += (size_t)n;
 	if (rp->len >= sizeof(rp->buf))
 		rp->len = sizeof(rp->buf) - 1;
 }
 
+/* Text after "OK\n"; ignored once an error was given. */
+static void __attribute__((format(printf, 2, 3)))
+reply_ok(struct reply *rp, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (rp->err)
+		return;
+	if (rp->len == 0)
+		rp->len = (size_t)snprintf(rp->buf, sizeof(rp->buf), "OK\n");
+	va_start(ap, fmt);
+	reply_vappend(rp, fmt, ap);
+	va_end(ap);
+}
+
+/* "ERR <message>", replacing anything said so far. */
 static void __attribute__((format(printf, 2, 3)))
 reply_err(struct reply *rp, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
 	rp->err = true;
 	rp->len = (size_t)snprintf(rp->buf, sizeof(rp->buf), "ERR ");
 	va_start(ap, fmt);
-	n = vsnprintf(rp->buf + rp->len, sizeof(rp->buf) - rp->len, fmt, ap);
+	reply_vappend(rp, fmt, ap);
 	va_end(ap);
-	if (n > 0)
-		rp->len += (size_t)n;
-	if (rp->len >= sizeof(rp->buf))
-		rp->len = sizeof(rp->buf) - 1;
 }
 
 static uint32_t

@@ -8,7 +8,7 @@
  *   3. sequential write and read through `geli attach`'s file against a
  *      plain FUSE passthrough of a backing file of the same kind.
  *
- * Usage: geli-speed [-q] [-g GELI] [-d DIR] [-s MiB] [-t seconds]
+ * Usage: geli-speed [-q] [-g GELI] [-d DIR] [-r rounds] [-s MiB] [-t seconds]
  * A benchmark, not a test: it prints numbers and never fails on them.
  */
 #include <errno.h>
@@ -274,15 +274,20 @@ main(int argc, char **argv)
 	int ch, rounds = 3;
 	bool quick = false;
 
-	while ((ch = getopt(argc, argv, "qg:d:s:t:")) != -1) {
+	while ((ch = getopt(argc, argv, "qg:d:r:s:t:")) != -1) {
 		switch (ch) {
 		case 'q': quick = true; break;
 		case 'g': geli = optarg; break;
 		case 'd': dir = optarg; break;
 		case 's': mib = strtoull(optarg, NULL, 10); break;
+		case 'r':
+			rounds = atoi(optarg);
+			if (rounds < 1 || rounds > 9)
+				rounds = 3;
+			break;
 		case 't': seconds = atof(optarg); break;
 		default:
-			fprintf(stderr, "usage: geli-speed [-q] [-g geli] [-d dir] [-s MiB] [-t seconds]\n");
+			fprintf(stderr, "usage: geli-speed [-q] [-g geli] [-d dir] [-r rounds] [-s MiB] [-t seconds]\n");
 			return 2;
 		}
 	}

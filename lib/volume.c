@@ -190,8 +190,10 @@ batch_run(void *arg, void *tls, size_t first, size_t count)
 		uint8_t *pl = b->plain + i * g->S;
 		uint8_t *ph = b->phys + i * g->bps;
 
+		/* Without AUTH: plain -> phys, which may be the same buffer. */
 		if (!g->auth)
-			error = sector_crypt(c, sec * g->S, pl, pl, g->S, b->enc);
+			error = sector_crypt(c, sec * g->S, b->enc ? pl : ph,
+			    b->enc ? ph : pl, g->S, b->enc);
 		else if (b->enc)
 			error = sector_auth_encrypt(c, sec, pl, ph);
 		else
@@ -457,11 +459,27 @@ geli_volume_write(struct geli_volume *v, const void *buf, size_t len,
 		size_t n = sp.n, head = sp.head, take = sp.take;
 		struct range r;
 
-		plain = ctx_buf(c, n * S + n * v->g.bps);
-		if (plain == NULL) {
+		/*
+		 * Whole sectors: encrypt straight from the caller's buffer into
+		 * ours (one pass less).  Partial ones: merge in our buffer.
+		 */
+		bool whole = head == 0 && take == n * S;
+		uint8_t *bounce = ctx_buf(c, whole ? n * v->g.bps :
+		    n * S + n * v->g.bps);
+		if (bounce == NULL) {
 			error = -ENOMEM;
 			break;
 		}
+		if (whole) {
+			plain = (uint8_t *)(uintptr_t)(in + done);
+			phys = bounce;
+			range_lock(v, &r, a, a + n, true);
+			error = write_sectors(v, c, a, n, plain, phys);
+			range_unlock(v, &r);
+			done += take;
+			continue;
+		}
+		plain = bounce;
 		phys = v->g.auth ? plain + n * S : plain;
 		range_lock(v, &r, a, a + n, true);
 		/* Read-modify-write of a partial first and last sector. */

@@ -1,6 +1,7 @@
 /* The worker pool (see workers.h). */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -75,8 +76,12 @@ worker_main(void *p)
 		 * does not pay for a wake-up. */
 		pthread_mutex_unlock(&w->lock);
 		for (int i = 0; i < SPIN_ROUNDS && atomic_load(&w->gen) == seen &&
-		    !w->stop; i++)
+		    !w->stop; i++) {
 			__builtin_ia32_pause();
+			/* Give the core away if anything else wants it. */
+			if ((i & 63) == 63)
+				sched_yield();
+		}
 		pthread_mutex_lock(&w->lock);
 		while (!w->stop && w->gen == seen)
 			pthread_cond_wait(&w->cv_work, &w->lock);
@@ -171,8 +176,11 @@ workers_run(struct workers *w, work_fn fn, void *arg, void *caller_tls,
 
 	work(w, fn, arg, caller_tls, nitems, grain);
 
-	for (int i = 0; i < SPIN_ROUNDS && atomic_load(&w->done) < nitems; i++)
+	for (int i = 0; i < SPIN_ROUNDS && atomic_load(&w->done) < nitems; i++) {
 		__builtin_ia32_pause();
+		if ((i & 63) == 63)
+			sched_yield();
+	}
 	pthread_mutex_lock(&w->lock);
 	while (w->active > 0 || atomic_load(&w->done) < nitems)
 		pthread_cond_wait(&w->cv_done, &w->lock);

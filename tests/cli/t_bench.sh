@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# geli bench: the quick mode runs every configuration, the table and the JSON
+# have the documented shape, bad options get a clear error.
+. "$(dirname "$0")/lib.sh"
+
+run "$GELI" bench --quick
+check "bench --quick succeeds" test "$rc" = 0
+check "the table has a raw baseline at 100%" grep -qE '^raw \(no GELI\) +- +[0-9]+ +[0-9]+ +100% +100%' "$T/out"
+for c in "AES-XTS +128" "AES-XTS +256" "AES-CBC +128" "AES-CBC +192" "AES-CBC +256" \
+    "CAMELLIA-CBC +128" "CAMELLIA-CBC +256" "Blowfish-CBC \* +128" "Blowfish-CBC \* +448" \
+    "3DES-CBC \* +192" "NULL +512"; do
+	check "the table has $c" grep -qE "^$c +[0-9]+ +[0-9]+ " "$T/out"
+done
+check "legacy ciphers are marked" grep -q "^\* legacy" "$T/out"
+
+run "$GELI" bench --quick --json
+check "bench --json succeeds" test "$rc" = 0
+if command -v python3 >/dev/null; then
+	cat >"$T/shape.py" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+m = d["machine"]
+for k in ("cpu", "aes", "vaes", "avx2", "kernel", "openssl", "cores"):
+    assert k in m, k
+assert isinstance(m["aes"], bool) and isinstance(m["cores"], int)
+r = d["results"]
+assert len(r) == 12, len(r)
+need = ("study", "ealgo", "keylen", "sectorsize", "aalgo", "threads", "target",
+        "write_MBps", "read_MBps", "cpu_percent", "runs", "min", "median", "max")
+for x in r:
+    for k in need:
+        assert k in x, k
+    assert x["aalgo"] is None
+    assert x["write_MBps"] > 0 and x["read_MBps"] > 0, x
+    assert x["min"]["write_MBps"] <= x["median"]["write_MBps"] <= x["max"]["write_MBps"]
+assert r[0]["ealgo"] is None and r[0]["write_percent_of_raw"] == 100.0
+assert [x["ealgo"] for x in r if x["legacy"]] == ["Blowfish-CBC", "Blowfish-CBC", "3DES-CBC"]
+print("shape ok")
+PY
+	check "the JSON has the documented shape" bash -c 'python3 "$0" "$1" | grep -qx "shape ok"' "$T/shape.py" "$T/out"
+else
+	skip "python3 not installed"
+fi
+run "$GELI" bench --quick --runs 3
+check "--runs 3 says so" grep -q "median of 3 runs" "$T/out"
+run "$GELI" bench --quick --sectorsize 512 --threads 1
+check "--sectorsize and --threads are used" grep -q "512-byte sectors, 1 MiB sequential requests, 1 threads" "$T/out"
+
+expect_err "--runs 0" "geli: Invalid value for --runs: 0 (1 to 15)." -- "$GELI" bench --runs 0
+expect_err "--sectorsize 1000" "geli: Invalid sector size: 1000." -- "$GELI" bench --sectorsize 1000
+expect_err "--threads x" "geli: Invalid value for --threads: x." -- "$GELI" bench --threads x
+run "$GELI" bench --frobnicate
+check "an unknown option prints the usage and fails" test $rc = 1 -a -n "$(grep 'usage: geli bench' "$T/err")"
+done_testing

@@ -28,24 +28,33 @@
 struct config {
 	const char *label;
 	unsigned ealgo, keylen;	/* ealgo 0: raw, no GELI */
+	unsigned aalgo;		/* 0: no integrity */
+	uint32_t sectorsize;	/* 0: --sectorsize */
+	const char *study;
 };
 
-static const struct config configs[] = {
-	{ "raw", 0, 0 },
-	{ "AES-XTS", GELI_ALGO_AES_XTS, 128 },
-	{ "AES-XTS", GELI_ALGO_AES_XTS, 256 },
-	{ "AES-CBC", GELI_ALGO_AES_CBC, 128 },
-	{ "AES-CBC", GELI_ALGO_AES_CBC, 192 },
-	{ "AES-CBC", GELI_ALGO_AES_CBC, 256 },
-	{ "CAMELLIA-CBC", GELI_ALGO_CAMELLIA_CBC, 128 },
-	{ "CAMELLIA-CBC", GELI_ALGO_CAMELLIA_CBC, 256 },
-	{ "Blowfish-CBC", GELI_ALGO_BLOWFISH_CBC, 128 },
-	{ "Blowfish-CBC", GELI_ALGO_BLOWFISH_CBC, 448 },
-	{ "3DES-CBC", GELI_ALGO_3DES_CBC, 192 },
-	{ "NULL", GELI_ALGO_NULL, 512 },
+/* The ciphers and key lengths FreeBSD offered, in the studies' order. */
+static const struct config ciphers[] = {
+	{ "raw", 0, 0, 0, 0, "ciphers" },
+	{ "AES-XTS", GELI_ALGO_AES_XTS, 128, 0, 0, "ciphers" },
+	{ "AES-XTS", GELI_ALGO_AES_XTS, 256, 0, 0, "ciphers" },
+	{ "AES-CBC", GELI_ALGO_AES_CBC, 128, 0, 0, "ciphers" },
+	{ "AES-CBC", GELI_ALGO_AES_CBC, 192, 0, 0, "ciphers" },
+	{ "AES-CBC", GELI_ALGO_AES_CBC, 256, 0, 0, "ciphers" },
+	{ "CAMELLIA-CBC", GELI_ALGO_CAMELLIA_CBC, 128, 0, 0, "ciphers" },
+	{ "CAMELLIA-CBC", GELI_ALGO_CAMELLIA_CBC, 256, 0, 0, "ciphers" },
+	{ "Blowfish-CBC", GELI_ALGO_BLOWFISH_CBC, 128, 0, 0, "ciphers" },
+	{ "Blowfish-CBC", GELI_ALGO_BLOWFISH_CBC, 448, 0, 0, "ciphers" },
+	{ "3DES-CBC", GELI_ALGO_3DES_CBC, 192, 0, 0, "ciphers" },
+	{ "NULL", GELI_ALGO_NULL, 512, 0, 0, "ciphers" },
 };
-#define NCONFIGS (sizeof(configs) / sizeof(configs[0]))
+#define NCIPHERS (sizeof(ciphers) / sizeof(ciphers[0]))
 #define MAXRUNS 15
+#define MAXCONFIGS 128
+
+static const unsigned hmacs[] = { 0, GELI_ALGO_HMAC_MD5, GELI_ALGO_HMAC_SHA1,
+	GELI_ALGO_HMAC_RMD160, GELI_ALGO_HMAC_SHA256, GELI_ALGO_HMAC_SHA384,
+	GELI_ALGO_HMAC_SHA512 };
 
 struct opts {
 	int runs;
@@ -53,7 +62,10 @@ struct opts {
 	uint64_t size;		/* bytes of the decrypted provider */
 	uint32_t sectorsize;
 	unsigned threads;
-	bool json, progress;
+	bool json, csv, progress, integrity;
+	unsigned ealgo, keylen;	/* filters; 0 = all */
+	uint32_t sizes[8];	/* --sector-sizes */
+	int nsizes;
 };
 
 struct sample {
@@ -84,10 +96,10 @@ typedef ssize_t (*io_fn)(void *arg, uint8_t *buf, size_t len, uint64_t off);
 
 static double
 timed_io(io_fn fn, void *arg, uint8_t *buf, uint64_t size, double seconds,
-    double *cpu)
+    double *cpu, uint64_t *reached)
 {
 	const size_t bs = 1 << 20;
-	uint64_t bytes = 0, off = 0;
+	uint64_t bytes = 0, off = 0, top = 0;
 	double t0 = now(), c0 = cpu_seconds(), t;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -95,9 +107,15 @@ timed_io(io_fn fn, void *arg, uint8_t *buf, uint64_t size, double seconds,
 		if (fn(arg, buf, bs, off) != (ssize_t)bs)
 			return -1;
 		bytes += bs;
-		off = off + bs >= size ? 0 : off + bs;
+		off += bs;
+		if (off > top)
+			top = off;
+		if (off + bs > size)
+			off = 0;
 		t = now();
 	} while (t - t0 < seconds);
+	if (reached != NULL)
+		*reached = top;
 	*cpu = 100.0 * (cpu_seconds() - c0) / ((t - t0) * (double)(ncpu > 0 ? ncpu : 1));
 	return (double)bytes / (t - t0) / 1e6;
 }
@@ -168,24 +186,31 @@ measure(const struct config *c, const struct opts *o, uint8_t *buf,
 		if (error != 0)
 			return error;
 		r.fd = fd;
-		s->wr = timed_io(raw_write, &r, buf, o->size, o->seconds, &cw);
-		s->rd = timed_io(raw_read, &r, buf, o->size, o->seconds, &cr);
+		s->wr = timed_io(raw_write, &r, buf, o->size, o->seconds, &cw, NULL);
+		s->rd = timed_io(raw_read, &r, buf, o->size, o->seconds, &cr, NULL);
 		s->cpu = (cw + cr) / 2;
 		close(fd);
 		geli_provider_close(p);
 		return s->wr < 0 || s->rd < 0 ? -EIO : 0;
 	}
-	error = mem_provider(o->size + o->sectorsize, &p, NULL);
+	uint32_t S = c->sectorsize != 0 ? c->sectorsize : o->sectorsize;
+	uint64_t reached, psize = o->size + S;
+
+	/* With integrity the provider holds the tags too (§7.1). */
+	if (c->aalgo != 0)
+		psize = o->size / S * ((S - 1) / ((512 - geli_hashlen(c->aalgo)) / 16 * 16) + 1) * 512 + 512;
+	error = mem_provider(psize, &p, NULL);
 	if (error != 0)
 		return error;
 	memset(&md, 0, sizeof(md));
 	memcpy(md.magic, GELI_MAGIC, sizeof(GELI_MAGIC));
 	md.version = GELI_VERSION;
-	md.flags = GELI_FLAG_AUTORESIZE;
+	md.flags = GELI_FLAG_AUTORESIZE | (c->aalgo != 0 ? GELI_FLAG_AUTH : 0);
 	md.ealgo = (uint16_t)c->ealgo;
 	md.keylen = (uint16_t)c->keylen;
-	md.sectorsize = o->sectorsize;
-	md.provsize = o->size + o->sectorsize;
+	md.aalgo = (uint16_t)c->aalgo;
+	md.sectorsize = S;
+	md.provsize = psize;
 	geli_random(mkey, sizeof(mkey));
 	error = geli_volume_open(p, &md, mkey, 0, o->threads, &v);
 	geli_wipe(mkey, sizeof(mkey));
@@ -193,8 +218,11 @@ measure(const struct config *c, const struct opts *o, uint8_t *buf,
 		geli_provider_close(p);
 		return error;
 	}
-	s->wr = timed_io(vol_write, v, buf, geli_volume_size(v), o->seconds, &cw);
-	s->rd = timed_io(vol_read, v, buf, geli_volume_size(v), o->seconds, &cr);
+	/* Reads stay within what was written: integrity volumes fail
+	 * verification elsewhere (as on FreeBSD). */
+	s->wr = timed_io(vol_write, v, buf, geli_volume_size(v), o->seconds, &cw,
+	    &reached);
+	s->rd = timed_io(vol_read, v, buf, reached, o->seconds, &cr, NULL);
 	s->cpu = (cw + cr) / 2;
 	geli_volume_close(v);
 	return s->wr < 0 || s->rd < 0 ? -EIO : 0;
@@ -271,9 +299,54 @@ json_string(const char *s)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: geli bench [--runs N] [--seconds S] [--size MiB] "
-	    "[--sectorsize BYTES] [--threads N] [--json] [--quick]\n");
+	fprintf(stderr, "usage: geli bench [--integrity] [--sector-sizes LIST] "
+	    "[--ealgo NAME] [--keylen BITS] [--runs N] [--seconds S] [--size MiB] "
+	    "[--sectorsize BYTES] [--threads N] [--json | --csv] [--quick]\n");
 	exit(1);
+}
+
+static int
+bad(const char *what, const char *val)
+{
+	fprintf(stderr, "geli: Invalid value for --%s: %s.\n", what, val);
+	return 1;
+}
+
+/* The measurements the options ask for; configs[0] is the raw baseline. */
+static int
+plan(const struct opts *o, struct config *cfg)
+{
+	int n = 0;
+
+	cfg[n++] = (struct config){ "raw", 0, 0, 0, 0, "raw" };
+	if (o->integrity) {
+		/* AES-XTS-128 (or --ealgo/--keylen) with every HMAC and none. */
+		const struct config *base = &ciphers[1];
+		for (size_t c = 1; c < NCIPHERS; c++)
+			if ((o->ealgo == 0 || ciphers[c].ealgo == o->ealgo) &&
+			    (o->keylen == 0 || ciphers[c].keylen == o->keylen)) {
+				base = &ciphers[c];
+				break;
+			}
+		for (int z = 0; z < o->nsizes; z++)
+			for (size_t h = 0; h < sizeof(hmacs) / sizeof(hmacs[0]); h++) {
+				cfg[n] = *base;
+				cfg[n].aalgo = hmacs[h];
+				cfg[n].sectorsize = o->sizes[z];
+				cfg[n++].study = "integrity";
+			}
+		return n;
+	}
+	for (int z = 0; z < o->nsizes; z++)
+		for (size_t c = 1; c < NCIPHERS; c++) {
+			if ((o->ealgo != 0 && ciphers[c].ealgo != o->ealgo) ||
+			    (o->keylen != 0 && ciphers[c].keylen != o->keylen))
+				continue;
+			cfg[n] = ciphers[c];
+			cfg[n].sectorsize = o->sizes[z];
+			cfg[n++].study = o->nsizes > 1 ? "sectorsize" : "ciphers";
+		}
+	return n;
 }
 
 int
@@ -284,16 +357,24 @@ bench_main(int argc, char **argv)
 		{ "seconds", required_argument, NULL, 't' },
 		{ "size", required_argument, NULL, 'S' },
 		{ "sectorsize", required_argument, NULL, 's' },
+		{ "sector-sizes", required_argument, NULL, 'Z' },
 		{ "threads", required_argument, NULL, 'T' },
+		{ "ealgo", required_argument, NULL, 'e' },
+		{ "keylen", required_argument, NULL, 'l' },
+		{ "integrity", no_argument, NULL, 'i' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "csv", no_argument, NULL, 'c' },
 		{ "quick", no_argument, NULL, 'q' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { 3, 0.6, 256ull << 20, 4096, 0, false, false };
-	static double wr[NCONFIGS][MAXRUNS], rd[NCONFIGS][MAXRUNS], cpu[NCONFIGS][MAXRUNS];
-	char *end;
+	struct opts o = { .runs = 3, .seconds = 0.6, .size = 256ull << 20,
+	    .sectorsize = 4096 };
+	static struct config cfg[MAXCONFIGS];
+	static double wr[MAXCONFIGS][MAXRUNS], rd[MAXCONFIGS][MAXRUNS],
+	    cpu[MAXCONFIGS][MAXRUNS];
+	char *end, *tok, *save;
 	uint8_t *buf;
-	int ch;
+	int ch, ncfg;
 
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -308,10 +389,8 @@ bench_main(int argc, char **argv)
 			break;
 		case 't':
 			o.seconds = strtod(optarg, &end);
-			if (*end != '\0' || o.seconds <= 0 || o.seconds > 60) {
-				fprintf(stderr, "geli: Invalid value for --seconds: %s.\n", optarg);
-				return 1;
-			}
+			if (*end != '\0' || o.seconds <= 0 || o.seconds > 60)
+				return bad("seconds", optarg);
 			break;
 		case 'S':
 			o.size = strtoull(optarg, &end, 10) << 20;
@@ -322,22 +401,47 @@ bench_main(int argc, char **argv)
 			}
 			break;
 		case 's':
-			o.sectorsize = (uint32_t)strtoul(optarg, &end, 10);
-			if (*end != '\0' || o.sectorsize < 512 || o.sectorsize > 65536 ||
-			    (o.sectorsize & (o.sectorsize - 1)) != 0) {
-				fprintf(stderr, "geli: Invalid sector size: %s.\n", optarg);
-				return 1;
+		case 'Z':
+			o.nsizes = 0;
+			for (tok = strtok_r(optarg, ",", &save); tok != NULL;
+			    tok = strtok_r(NULL, ",", &save)) {
+				unsigned long v = strtoul(tok, &end, 10);
+				if (*end != '\0' || v < 512 || v > 65536 || (v & (v - 1)) != 0 ||
+				    o.nsizes == 8) {
+					fprintf(stderr, "geli: Invalid sector size: %s.\n", tok);
+					return 1;
+				}
+				o.sizes[o.nsizes++] = (uint32_t)v;
 			}
+			if (o.nsizes == 0)
+				return bad("sector-sizes", "");
+			o.sectorsize = o.sizes[0];
 			break;
 		case 'T':
 			o.threads = (unsigned)strtoul(optarg, &end, 10);
-			if (*end != '\0' || o.threads < 1 || o.threads > 256) {
-				fprintf(stderr, "geli: Invalid value for --threads: %s.\n", optarg);
+			if (*end != '\0' || o.threads < 1 || o.threads > 256)
+				return bad("threads", optarg);
+			break;
+		case 'e':
+			o.ealgo = geli_str2ealgo(optarg);
+			if (o.ealgo == GELI_ALGO_NONE) {
+				fprintf(stderr, "geli: Invalid encryption algorithm.\n");
 				return 1;
 			}
 			break;
+		case 'l':
+			o.keylen = (unsigned)strtoul(optarg, &end, 10);
+			if (*end != '\0' || o.keylen == 0)
+				return bad("keylen", optarg);
+			break;
+		case 'i':
+			o.integrity = true;
+			break;
 		case 'j':
 			o.json = true;
+			break;
+		case 'c':
+			o.csv = true;
 			break;
 		case 'q':
 			o.runs = 1;
@@ -350,9 +454,27 @@ bench_main(int argc, char **argv)
 	}
 	if (optind != argc)
 		usage();
+	if (o.json && o.csv) {
+		fprintf(stderr, "geli: Options --json and --csv are mutually exclusive.\n");
+		return 1;
+	}
+	if (o.nsizes == 0) {
+		if (o.integrity) {
+			static const uint32_t four[] = { 512, 1024, 2048, 4096 };
+			memcpy(o.sizes, four, sizeof(four));
+			o.nsizes = 4;
+		} else {
+			o.sizes[o.nsizes++] = o.sectorsize;
+		}
+	}
 	if (o.threads == 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		o.threads = n > 0 ? (unsigned)n : 1;
+	}
+	ncfg = plan(&o, cfg);
+	if (ncfg == 1) {
+		fprintf(stderr, "geli: No cipher matches --ealgo and --keylen.\n");
+		return 1;
 	}
 	o.progress = isatty(STDERR_FILENO) != 0;
 	buf = aligned_alloc(4096, 1 << 20);
@@ -362,25 +484,25 @@ bench_main(int argc, char **argv)
 
 	/* Interleaved: every configuration once per run, raw first. */
 	for (int r = 0; r < o.runs; r++) {
-		for (size_t c = 0; c < NCONFIGS; c++) {
-			struct sample s;
+		for (int c = 0; c < ncfg; c++) {
+			struct sample smp;
 			if (o.progress)
-				fprintf(stderr, "\rgeli bench: run %d/%d, %-12s %-3u   ", r + 1,
-				    o.runs, configs[c].label, configs[c].keylen);
-			int error = measure(&configs[c], &o, buf, &s);
+				fprintf(stderr, "\rgeli bench: run %d/%d, %d/%d: %-12s %-3u   ",
+				    r + 1, o.runs, c + 1, ncfg, cfg[c].label, cfg[c].keylen);
+			int error = measure(&cfg[c], &o, buf, &smp);
 			if (error != 0) {
 				fprintf(stderr, "%sgeli: %s %u: %s.\n", o.progress ? "\n" : "",
-				    configs[c].label, configs[c].keylen, strerror(-error));
+				    cfg[c].label, cfg[c].keylen, strerror(-error));
 				free(buf);
 				return 1;
 			}
-			wr[c][r] = s.wr;
-			rd[c][r] = s.rd;
-			cpu[c][r] = s.cpu;
+			wr[c][r] = smp.wr;
+			rd[c][r] = smp.rd;
+			cpu[c][r] = smp.cpu;
 		}
 	}
 	if (o.progress)
-		fprintf(stderr, "\r%60s\r", "");
+		fprintf(stderr, "\r%70s\r", "");
 	free(buf);
 
 	struct stat3 raww = stats(wr[0], o.runs), rawr = stats(rd[0], o.runs);
@@ -400,53 +522,80 @@ bench_main(int argc, char **argv)
 		json_string(OpenSSL_version(OPENSSL_VERSION));
 		printf(", \"cores\": %ld},\n  \"results\": [\n",
 		    sysconf(_SC_NPROCESSORS_ONLN));
-		for (size_t c = 0; c < NCONFIGS; c++) {
-			struct stat3 w = stats(wr[c], o.runs), d = stats(rd[c], o.runs);
-			struct stat3 u2 = stats(cpu[c], o.runs);
-			printf("    {\"study\": \"ciphers\", \"ealgo\": ");
-			if (configs[c].ealgo == 0)
-				printf("null, \"keylen\": null");
+	} else if (o.csv) {
+		printf("study,ealgo,keylen,sectorsize,aalgo,threads,target,legacy,"
+		    "write_MBps,read_MBps,write_percent_of_raw,read_percent_of_raw,"
+		    "cpu_percent,runs,min_write_MBps,min_read_MBps,median_write_MBps,"
+		    "median_read_MBps,max_write_MBps,max_read_MBps\n");
+	} else {
+		printf("geli bench: in-memory providers of %ju MiB, 1 MiB sequential "
+		    "requests, %u threads, median of %d run%s\n\n",
+		    (uintmax_t)(o.size >> 20), o.threads, o.runs, o.runs > 1 ? "s" : "");
+		printf("%-16s %6s %6s %-15s %11s %11s %8s %8s %5s\n", "cipher", "keylen",
+		    "sector", "integrity", "write MB/s", "read MB/s", "write %",
+		    "read %", "CPU%");
+	}
+	for (int c = 0; c < ncfg; c++) {
+		struct stat3 w = stats(wr[c], o.runs), d = stats(rd[c], o.runs);
+		struct stat3 u2 = stats(cpu[c], o.runs);
+		uint32_t S = cfg[c].ealgo == 0 ? 0 :
+		    cfg[c].sectorsize != 0 ? cfg[c].sectorsize : o.sectorsize;
+		bool legacy = geli_algo_is_legacy(cfg[c].ealgo) ||
+		    geli_algo_is_legacy(cfg[c].aalgo);
+		double wp = 100 * w.median / raww.median, rp = 100 * d.median / rawr.median;
+
+		if (o.json) {
+			printf("    {\"study\": \"%s\", \"ealgo\": ", cfg[c].study);
+			if (cfg[c].ealgo == 0)
+				printf("null, \"keylen\": null, \"sectorsize\": null");
 			else
-				printf("\"%s\", \"keylen\": %u", configs[c].label, configs[c].keylen);
-			printf(", \"sectorsize\": %u, \"aalgo\": null, \"threads\": %u, "
-			    "\"target\": \"memory\", \"legacy\": %s, "
+				printf("\"%s\", \"keylen\": %u, \"sectorsize\": %u",
+				    cfg[c].label, cfg[c].keylen, S);
+			printf(", \"aalgo\": ");
+			if (cfg[c].aalgo == 0)
+				printf("null");
+			else
+				json_string(geli_algo_name(cfg[c].aalgo));
+			printf(", \"threads\": %u, \"target\": \"memory\", \"legacy\": %s, "
 			    "\"write_MBps\": %.1f, \"read_MBps\": %.1f, "
 			    "\"write_percent_of_raw\": %.1f, \"read_percent_of_raw\": %.1f, "
 			    "\"cpu_percent\": %.1f, \"runs\": %d, "
 			    "\"min\": {\"write_MBps\": %.1f, \"read_MBps\": %.1f}, "
 			    "\"median\": {\"write_MBps\": %.1f, \"read_MBps\": %.1f}, "
 			    "\"max\": {\"write_MBps\": %.1f, \"read_MBps\": %.1f}}%s\n",
-			    o.sectorsize, o.threads,
-			    geli_algo_is_legacy(configs[c].ealgo) ? "true" : "false",
-			    w.median, d.median, 100 * w.median / raww.median,
-			    100 * d.median / rawr.median, u2.median, o.runs, w.min, d.min,
-			    w.median, d.median, w.max, d.max, c + 1 < NCONFIGS ? "," : "");
-		}
-		printf("  ]\n}\n");
-		return 0;
-	}
-	printf("geli bench: in-memory providers of %ju MiB, %u-byte sectors, "
-	    "1 MiB sequential requests, %u threads, median of %d run%s\n\n",
-	    (uintmax_t)(o.size >> 20), o.sectorsize, o.threads, o.runs,
-	    o.runs > 1 ? "s" : "");
-	printf("%-16s %6s %12s %12s %9s %9s %6s\n", "cipher", "keylen",
-	    "write MB/s", "read MB/s", "write %", "read %", "CPU%");
-	for (size_t c = 0; c < NCONFIGS; c++) {
-		struct stat3 w = stats(wr[c], o.runs), d = stats(rd[c], o.runs);
-		struct stat3 u2 = stats(cpu[c], o.runs);
-		char name[32], kl[16];
+			    o.threads, legacy ? "true" : "false", w.median, d.median, wp, rp,
+			    u2.median, o.runs, w.min, d.min, w.median, d.median, w.max,
+			    d.max, c + 1 < ncfg ? "," : "");
+		} else if (o.csv) {
+			printf("%s,%s,", cfg[c].study, cfg[c].ealgo == 0 ? "" : cfg[c].label);
+			if (cfg[c].ealgo == 0)
+				printf(",,");
+			else
+				printf("%u,%u,", cfg[c].keylen, S);
+			printf("%s,%u,memory,%s,%.1f,%.1f,%.1f,%.1f,%.1f,%d,%.1f,%.1f,"
+			    "%.1f,%.1f,%.1f,%.1f\n",
+			    cfg[c].aalgo == 0 ? "" : geli_algo_name(cfg[c].aalgo), o.threads,
+			    legacy ? "true" : "false", w.median, d.median, wp, rp, u2.median,
+			    o.runs, w.min, d.min, w.median, d.median, w.max, d.max);
+		} else {
+			char name[40], kl[16], ss[16];
 
-		snprintf(name, sizeof(name), "%s%s", configs[c].ealgo == 0 ?
-		    "raw (no GELI)" : configs[c].label,
-		    geli_algo_is_legacy(configs[c].ealgo) ? " *" : "");
-		snprintf(kl, sizeof(kl), "%u", configs[c].keylen);
-		printf("%-16s %6s %12.0f %12.0f %8.0f%% %8.0f%% %5.0f%%\n", name,
-		    configs[c].ealgo == 0 ? "-" : kl, w.median, d.median,
-		    100 * w.median / raww.median, 100 * d.median / rawr.median, u2.median);
+			snprintf(name, sizeof(name), "%s%s", cfg[c].ealgo == 0 ?
+			    "raw (no GELI)" : cfg[c].label, legacy ? " *" : "");
+			snprintf(kl, sizeof(kl), "%u", cfg[c].keylen);
+			snprintf(ss, sizeof(ss), "%u", S);
+			printf("%-16s %6s %6s %-15s %11.0f %11.0f %7.0f%% %7.0f%% %4.0f%%\n",
+			    name, cfg[c].ealgo == 0 ? "-" : kl, cfg[c].ealgo == 0 ? "-" : ss,
+			    cfg[c].aalgo == 0 ? "-" : geli_algo_name(cfg[c].aalgo),
+			    w.median, d.median, wp, rp, u2.median);
+		}
 	}
-	printf("\n* legacy: current FreeBSD refuses it; geli for Linux reads and writes it.\n"
-	    "%% = of the raw baseline, measured in the same process, interleaved.\n"
-	    "CPU%% = CPU time of this process over wall time, of all %ld cores.\n",
-	    sysconf(_SC_NPROCESSORS_ONLN));
+	if (o.json)
+		printf("  ]\n}\n");
+	else if (!o.csv)
+		printf("\n* legacy: current FreeBSD refuses it; geli for Linux reads and writes it.\n"
+		    "%% = of the raw baseline, measured in the same process, interleaved.\n"
+		    "CPU%% = CPU time of this process over wall time, of all %ld cores.\n",
+		    sysconf(_SC_NPROCESSORS_ONLN));
 	return 0;
 }

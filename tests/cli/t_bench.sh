@@ -5,11 +5,11 @@
 
 run "$GELI" bench --quick
 check "bench --quick succeeds" test "$rc" = 0
-check "the table has a raw baseline at 100%" grep -qE '^raw \(no GELI\) +- +[0-9]+ +[0-9]+ +100% +100%' "$T/out"
+check "the table has a raw baseline at 100%" grep -qE '^raw \(no GELI\) +- +- +- +[0-9]+ +[0-9]+ +100% +100%' "$T/out"
 for c in "AES-XTS +128" "AES-XTS +256" "AES-CBC +128" "AES-CBC +192" "AES-CBC +256" \
     "CAMELLIA-CBC +128" "CAMELLIA-CBC +256" "Blowfish-CBC \* +128" "Blowfish-CBC \* +448" \
     "3DES-CBC \* +192" "NULL +512"; do
-	check "the table has $c" grep -qE "^$c +[0-9]+ +[0-9]+ " "$T/out"
+	check "the table has $c" grep -qE "^$c +4096 +- +[0-9]+ +[0-9]+ " "$T/out"
 done
 check "legacy ciphers are marked" grep -q "^\* legacy" "$T/out"
 
@@ -44,7 +44,26 @@ fi
 run "$GELI" bench --quick --runs 3
 check "--runs 3 says so" grep -q "median of 3 runs" "$T/out"
 run "$GELI" bench --quick --sectorsize 512 --threads 1
-check "--sectorsize and --threads are used" grep -q "512-byte sectors, 1 MiB sequential requests, 1 threads" "$T/out"
+check "--threads is used" grep -q "1 MiB sequential requests, 1 threads" "$T/out"
+check "--sectorsize is used" grep -qE "^AES-XTS +128 +512 " "$T/out"
+
+# The integrity study: none and every HMAC x 512, 1024, 2048, 4096.
+run "$GELI" bench --quick --integrity
+check "--integrity: 4 sector sizes x (none + 6 HMACs) + raw" test "$(grep -cE '^(AES-XTS|raw)' "$T/out")" = 29
+for h in HMAC/MD5 HMAC/SHA1 HMAC/RIPEMD160 HMAC/SHA256 HMAC/SHA384 HMAC/SHA512; do
+	check "--integrity measures $h at 512 and 4096" bash -c 'grep -qE " 512 $1 " "$2" && grep -qE " 4096 $1 " "$2"' x "$h" "$T/out"
+done
+check "HMAC/MD5 is marked legacy" grep -qE '^AES-XTS \* +128 +512 HMAC/MD5' "$T/out"
+
+# --sector-sizes, --ealgo, --keylen, --csv.
+run "$GELI" bench --quick --csv --sector-sizes 512,2048 --ealgo aes-cbc --keylen 256
+check "--csv: a header and raw + 2 rows" test "$(wc -l <"$T/out")" = 4
+check "--csv: the header names the columns" grep -q "^study,ealgo,keylen,sectorsize,aalgo,threads,target,legacy,write_MBps,read_MBps," "$T/out"
+check "--sector-sizes and filters" bash -c 'grep -q "^sectorsize,AES-CBC,256,512," "$0" && grep -q "^sectorsize,AES-CBC,256,2048," "$0"' "$T/out"
+expect_err "--json and --csv" "geli: Options --json and --csv are mutually exclusive." -- "$GELI" bench --json --csv
+expect_err "--ealgo rot13" "geli: Invalid encryption algorithm." -- "$GELI" bench --ealgo rot13
+expect_err "no cipher matches" "geli: No cipher matches --ealgo and --keylen." -- "$GELI" bench --ealgo aes-xts --keylen 192
+expect_err "--sector-sizes 512,1000" "geli: Invalid sector size: 1000." -- "$GELI" bench --sector-sizes 512,1000
 
 expect_err "--runs 0" "geli: Invalid value for --runs: 0 (1 to 15)." -- "$GELI" bench --runs 0
 expect_err "--sectorsize 1000" "geli: Invalid sector size: 1000." -- "$GELI" bench --sectorsize 1000

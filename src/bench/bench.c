@@ -62,7 +62,7 @@ struct opts {
 	uint64_t size;		/* bytes of the decrypted provider */
 	uint32_t sectorsize;
 	unsigned threads;
-	bool json, csv, progress, integrity;
+	bool json, csv, progress, integrity, noaesni;
 	unsigned ealgo, keylen;	/* filters; 0 = all */
 	uint32_t sizes[8];	/* --sector-sizes */
 	int nsizes;
@@ -299,7 +299,7 @@ json_string(const char *s)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: geli bench [--integrity] [--sector-sizes LIST] "
+	fprintf(stderr, "usage: geli bench [--integrity] [--no-aesni] [--sector-sizes LIST] "
 	    "[--ealgo NAME] [--keylen BITS] [--runs N] [--seconds S] [--size MiB] "
 	    "[--sectorsize BYTES] [--threads N] [--json | --csv] [--quick]\n");
 	exit(1);
@@ -349,6 +349,51 @@ plan(const struct opts *o, struct config *cfg)
 	return n;
 }
 
+/*
+ * The same study with AES-NI (and PCLMULQDQ) masked off in OpenSSL's
+ * capability vector, which libcrypto reads once at start: so in a child,
+ * this program again with OPENSSL_ia32cap set and --csv.  Fills the
+ * medians per configuration, in plan order.
+ */
+static int
+run_without_aesni(int argc, char **argv, int ncfg, double *wmed, double *rmed)
+{
+	char cmd[8192], line[1024];
+	size_t n = 0;
+	int row = -1;
+	FILE *f;
+
+	n += (size_t)snprintf(cmd + n, sizeof(cmd) - n,
+	    "OPENSSL_ia32cap='~0x200000200000000' /proc/%d/exe bench --csv", (int)getpid());
+	for (int i = 1; i < argc && n < sizeof(cmd); i++) {
+		if (strcmp(argv[i], "--no-aesni") == 0 || strcmp(argv[i], "--json") == 0 ||
+		    strcmp(argv[i], "--csv") == 0)
+			continue;
+		/* Options are ours and plain words: quote them anyway. */
+		n += (size_t)snprintf(cmd + n, sizeof(cmd) - n, " '%s'", argv[i]);
+	}
+	if (n >= sizeof(cmd))
+		return -E2BIG;
+	f = popen(cmd, "r");
+	if (f == NULL)
+		return -errno;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char *field[24], *rest = line, *t;
+		int k = 0;
+
+		if (row++ < 0)
+			continue;	/* the header */
+		/* strsep keeps empty fields (the raw row has several). */
+		while ((t = strsep(&rest, ",")) != NULL && k < 24)
+			field[k++] = t;
+		if (row - 1 < ncfg && k >= 10) {
+			wmed[row - 1] = atof(field[8]);	/* write_MBps */
+			rmed[row - 1] = atof(field[9]);	/* read_MBps */
+		}
+	}
+	return pclose(f) == 0 && row == ncfg ? 0 : -EIO;
+}
+
 int
 bench_main(int argc, char **argv)
 {
@@ -365,6 +410,7 @@ bench_main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "csv", no_argument, NULL, 'c' },
 		{ "quick", no_argument, NULL, 'q' },
+		{ "no-aesni", no_argument, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { .runs = 3, .seconds = 0.6, .size = 256ull << 20,
@@ -448,6 +494,9 @@ bench_main(int argc, char **argv)
 			o.seconds = 0.05;
 			o.size = 16u << 20;
 			break;
+		case 'A':
+			o.noaesni = true;
+			break;
 		default:
 			usage();
 		}
@@ -505,6 +554,20 @@ bench_main(int argc, char **argv)
 		fprintf(stderr, "\r%70s\r", "");
 	free(buf);
 
+	static double nwr[MAXCONFIGS], nrd[MAXCONFIGS];
+	if (o.noaesni) {
+		if (o.progress)
+			fprintf(stderr, "geli bench: the same without AES-NI...\r");
+		int error = run_without_aesni(argc, argv, ncfg, nwr, nrd);
+		if (o.progress)
+			fprintf(stderr, "\r%70s\r", "");
+		if (error != 0) {
+			fprintf(stderr, "geli: The run without AES-NI failed: %s.\n",
+			    strerror(-error));
+			return 1;
+		}
+	}
+
 	struct stat3 raww = stats(wr[0], o.runs), rawr = stats(rd[0], o.runs);
 	if (o.json) {
 		char model[256];
@@ -531,9 +594,12 @@ bench_main(int argc, char **argv)
 		printf("geli bench: in-memory providers of %ju MiB, 1 MiB sequential "
 		    "requests, %u threads, median of %d run%s\n\n",
 		    (uintmax_t)(o.size >> 20), o.threads, o.runs, o.runs > 1 ? "s" : "");
-		printf("%-16s %6s %6s %-15s %11s %11s %8s %8s %5s\n", "cipher", "keylen",
+		printf("%-16s %6s %6s %-15s %11s %11s %8s %8s %5s", "cipher", "keylen",
 		    "sector", "integrity", "write MB/s", "read MB/s", "write %",
 		    "read %", "CPU%");
+		if (o.noaesni)
+			printf("  %13s %13s %8s", "noAESNI w MB/s", "noAESNI r MB/s", "AES-NI x");
+		printf("\n");
 	}
 	for (int c = 0; c < ncfg; c++) {
 		struct stat3 w = stats(wr[c], o.runs), d = stats(rd[c], o.runs);
@@ -562,10 +628,15 @@ bench_main(int argc, char **argv)
 			    "\"cpu_percent\": %.1f, \"runs\": %d, "
 			    "\"min\": {\"write_MBps\": %.1f, \"read_MBps\": %.1f}, "
 			    "\"median\": {\"write_MBps\": %.1f, \"read_MBps\": %.1f}, "
-			    "\"max\": {\"write_MBps\": %.1f, \"read_MBps\": %.1f}}%s\n",
+			    "\"max\": {\"write_MBps\": %.1f, \"read_MBps\": %.1f}",
 			    o.threads, legacy ? "true" : "false", w.median, d.median, wp, rp,
 			    u2.median, o.runs, w.min, d.min, w.median, d.median, w.max,
-			    d.max, c + 1 < ncfg ? "," : "");
+			    d.max);
+			if (o.noaesni)
+				printf(", \"no_aesni\": {\"write_MBps\": %.1f, \"read_MBps\": %.1f, "
+				    "\"write_ratio\": %.3f, \"read_ratio\": %.3f}", nwr[c], nrd[c],
+				    nwr[c] > 0 ? w.median / nwr[c] : 0, nrd[c] > 0 ? d.median / nrd[c] : 0);
+			printf("}%s\n", c + 1 < ncfg ? "," : "");
 		} else if (o.csv) {
 			printf("%s,%s,", cfg[c].study, cfg[c].ealgo == 0 ? "" : cfg[c].label);
 			if (cfg[c].ealgo == 0)
@@ -584,10 +655,14 @@ bench_main(int argc, char **argv)
 			    "raw (no GELI)" : cfg[c].label, legacy ? " *" : "");
 			snprintf(kl, sizeof(kl), "%u", cfg[c].keylen);
 			snprintf(ss, sizeof(ss), "%u", S);
-			printf("%-16s %6s %6s %-15s %11.0f %11.0f %7.0f%% %7.0f%% %4.0f%%\n",
+			printf("%-16s %6s %6s %-15s %11.0f %11.0f %7.0f%% %7.0f%% %4.0f%%",
 			    name, cfg[c].ealgo == 0 ? "-" : kl, cfg[c].ealgo == 0 ? "-" : ss,
 			    cfg[c].aalgo == 0 ? "-" : geli_algo_name(cfg[c].aalgo),
 			    w.median, d.median, wp, rp, u2.median);
+			if (o.noaesni)
+				printf("  %14.0f %14.0f %7.1fx", nwr[c], nrd[c],
+				    nwr[c] > 0 ? (w.median / nwr[c] + d.median / nrd[c]) / 2 : 0);
+			printf("\n");
 		}
 	}
 	if (o.json)
@@ -595,7 +670,9 @@ bench_main(int argc, char **argv)
 	else if (!o.csv)
 		printf("\n* legacy: current FreeBSD refuses it; geli for Linux reads and writes it.\n"
 		    "%% = of the raw baseline, measured in the same process, interleaved.\n"
-		    "CPU%% = CPU time of this process over wall time, of all %ld cores.\n",
-		    sysconf(_SC_NPROCESSORS_ONLN));
+		    "CPU%% = CPU time of this process over wall time, of all %ld cores.\n%s",
+		    sysconf(_SC_NPROCESSORS_ONLN), o.noaesni ?
+		    "noAESNI: the same study in a child process with AES-NI and PCLMULQDQ\n"
+		    "masked off (OPENSSL_ia32cap); AES-NI x = mean of the write and read speedups.\n" : "");
 	return 0;
 }

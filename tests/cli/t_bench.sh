@@ -60,6 +60,13 @@ run "$GELI" bench --quick --csv --sector-sizes 512,2048 --ealgo aes-cbc --keylen
 check "--csv: a header and raw + 2 rows" test "$(wc -l <"$T/out")" = 4
 check "--csv: the header names the columns" grep -q "^study,ealgo,keylen,sectorsize,aalgo,threads,target,legacy,write_MBps,read_MBps," "$T/out"
 check "--sector-sizes and filters" bash -c 'grep -q "^sectorsize,AES-CBC,256,512," "$0" && grep -q "^sectorsize,AES-CBC,256,2048," "$0"' "$T/out"
+# --no-aesni: the same study in a child with AES-NI masked off, side by side.
+run "$GELI" bench --quick --no-aesni --ealgo aes-xts
+check "--no-aesni adds the columns" grep -q "noAESNI w MB/s" "$T/out"
+check "--no-aesni measures every row" test "$(grep -cE '^(raw|AES-XTS) .* [0-9]+ +[0-9]+ +[0-9.]+x$' "$T/out")" = 3
+run "$GELI" bench --quick --no-aesni --ealgo aes-xts --json
+check "--no-aesni in JSON" python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"]; assert all(x["no_aesni"]["write_MBps"] > 0 for x in r)' "$T/out"
+
 expect_err "--json and --csv" "geli: Options --json and --csv are mutually exclusive." -- "$GELI" bench --json --csv
 expect_err "--ealgo rot13" "geli: Invalid encryption algorithm." -- "$GELI" bench --ealgo rot13
 expect_err "no cipher matches" "geli: No cipher matches --ealgo and --keylen." -- "$GELI" bench --ealgo aes-xts --keylen 192

@@ -63,6 +63,7 @@ struct opts {
 	uint32_t sectorsize;
 	unsigned threads;
 	bool json, csv, progress, integrity, noaesni;
+	const char *svg;	/* --svg FILE */
 	unsigned ealgo, keylen;	/* filters; 0 = all */
 	uint32_t sizes[8];	/* --sector-sizes */
 	int nsizes;
@@ -299,7 +300,7 @@ json_string(const char *s)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: geli bench [--integrity] [--no-aesni] [--sector-sizes LIST] "
+	fprintf(stderr, "usage: geli bench [--integrity] [--no-aesni] [--svg FILE] [--sector-sizes LIST] "
 	    "[--ealgo NAME] [--keylen BITS] [--runs N] [--seconds S] [--size MiB] "
 	    "[--sectorsize BYTES] [--threads N] [--json | --csv] [--quick]\n");
 	exit(1);
@@ -347,6 +348,103 @@ plan(const struct opts *o, struct config *cfg)
 			cfg[n++].study = o->nsizes > 1 ? "sectorsize" : "ciphers";
 		}
 	return n;
+}
+
+static void
+xml_text(FILE *f, const char *s)
+{
+	for (; *s != '\0'; s++) {
+		if (*s == '<')
+			fputs("&lt;", f);
+		else if (*s == '>')
+			fputs("&gt;", f);
+		else if (*s == '&')
+			fputs("&amp;", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+/*
+ * A horizontal bar chart: for each measurement a write and a read bar in
+ * MB/s, its label on the left, the value at the bar's end, and the raw
+ * baseline marked by dashed lines and its own (grey) bars.
+ */
+static int
+write_svg(const char *path, const struct config *cfg, int ncfg,
+    const double *wmed, const double *rmed, const struct opts *o)
+{
+	const int left = 260, right = 110, barh = 9, rowh = 26, top = 70;
+	const int width = 1000, plot = width - left - right;
+	int height = top + rowh * ncfg + 50;
+	double max = 1;
+	FILE *f;
+
+	for (int c = 0; c < ncfg; c++) {
+		if (wmed[c] > max)
+			max = wmed[c];
+		if (rmed[c] > max)
+			max = rmed[c];
+	}
+	f = fopen(path, "w");
+	if (f == NULL)
+		return -errno;
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+	    "font-family=\"sans-serif\" font-size=\"12\">\n"
+	    "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", width, height);
+	fprintf(f, "<text x=\"%d\" y=\"24\" font-size=\"16\" font-weight=\"bold\">"
+	    "geli bench: sequential write and read, MB/s (in-memory providers, "
+	    "%u threads, median of %d run%s)</text>\n", 10, o->threads, o->runs,
+	    o->runs > 1 ? "s" : "");
+	fprintf(f, "<rect x=\"%d\" y=\"38\" width=\"12\" height=\"10\" fill=\"#1f77b4\"/>"
+	    "<text x=\"%d\" y=\"47\">write</text>\n", left, left + 16);
+	fprintf(f, "<rect x=\"%d\" y=\"38\" width=\"12\" height=\"10\" fill=\"#ff7f0e\"/>"
+	    "<text x=\"%d\" y=\"47\">read</text>\n", left + 70, left + 86);
+	fprintf(f, "<text x=\"%d\" y=\"47\" fill=\"#555\">dashed: raw baseline "
+	    "(no GELI)</text>\n", left + 140);
+	for (int c = 0; c < ncfg; c++) {
+		int y = top + rowh * c;
+		char label[96];
+		uint32_t S = cfg[c].sectorsize != 0 ? cfg[c].sectorsize : o->sectorsize;
+
+		if (cfg[c].ealgo == 0)
+			snprintf(label, sizeof(label), "raw (no GELI)");
+		else
+			snprintf(label, sizeof(label), "%s %u%s, %u B%s%s", cfg[c].label,
+			    cfg[c].keylen, geli_algo_is_legacy(cfg[c].ealgo) ? " (legacy)" : "",
+			    S, cfg[c].aalgo ? ", " : "",
+			    cfg[c].aalgo ? geli_algo_name(cfg[c].aalgo) : "");
+		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", left - 8,
+		    y + barh + 4);
+		xml_text(f, label);
+		fprintf(f, "</text>\n");
+		for (int k = 0; k < 2; k++) {
+			double v = k == 0 ? wmed[c] : rmed[c];
+			int w = (int)(plot * v / max);
+			fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
+			    "fill=\"%s\"/><text x=\"%d\" y=\"%d\" font-size=\"10\">%.0f</text>\n",
+			    left, y + k * (barh + 1), w > 0 ? w : 1, barh,
+			    cfg[c].ealgo == 0 ? "#999" : k == 0 ? "#1f77b4" : "#ff7f0e",
+			    left + w + 4, y + k * (barh + 1) + barh - 1, v);
+		}
+	}
+	for (int k = 0; k < 2; k++) {
+		int x = left + (int)(plot * (k == 0 ? wmed[0] : rmed[0]) / max);
+		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" "
+		    "stroke-dasharray=\"4,3\"/>\n", x, top - 6, x, top + rowh * ncfg,
+		    k == 0 ? "#1f77b4" : "#ff7f0e");
+	}
+	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n",
+	    left, top + rowh * ncfg + 4, left + plot, top + rowh * ncfg + 4);
+	for (int t = 0; t <= 4; t++) {
+		int x = left + plot * t / 4;
+		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" "
+		    "font-size=\"10\">%.0f MB/s</text>\n", x, top + rowh * ncfg + 20,
+		    max * t / 4);
+	}
+	fprintf(f, "</svg>\n");
+	return fclose(f) == 0 ? 0 : -EIO;
 }
 
 /*
@@ -411,6 +509,7 @@ bench_main(int argc, char **argv)
 		{ "csv", no_argument, NULL, 'c' },
 		{ "quick", no_argument, NULL, 'q' },
 		{ "no-aesni", no_argument, NULL, 'A' },
+		{ "svg", required_argument, NULL, 'G' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { .runs = 3, .seconds = 0.6, .size = 256ull << 20,
@@ -497,6 +596,9 @@ bench_main(int argc, char **argv)
 		case 'A':
 			o.noaesni = true;
 			break;
+		case 'G':
+			o.svg = optarg;
+			break;
 		default:
 			usage();
 		}
@@ -569,6 +671,18 @@ bench_main(int argc, char **argv)
 	}
 
 	struct stat3 raww = stats(wr[0], o.runs), rawr = stats(rd[0], o.runs);
+	if (o.svg != NULL) {
+		static double wm[MAXCONFIGS], rm[MAXCONFIGS];
+		for (int c = 0; c < ncfg; c++) {
+			wm[c] = stats(wr[c], o.runs).median;
+			rm[c] = stats(rd[c], o.runs).median;
+		}
+		int error = write_svg(o.svg, cfg, ncfg, wm, rm, &o);
+		if (error != 0) {
+			fprintf(stderr, "geli: Cannot write %s: %s.\n", o.svg, strerror(-error));
+			return 1;
+		}
+	}
 	if (o.json) {
 		char model[256];
 		bool aes, vaes, avx2;

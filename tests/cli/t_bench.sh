@@ -67,6 +67,21 @@ check "--no-aesni measures every row" test "$(grep -cE '^(raw|AES-XTS) .* [0-9]+
 run "$GELI" bench --quick --no-aesni --ealgo aes-xts --json
 check "--no-aesni in JSON" python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"]; assert all(x["no_aesni"]["write_MBps"] > 0 for x in r)' "$T/out"
 
+# --svg: a well-formed chart with labels, units and the raw baseline marked.
+run "$GELI" bench --quick --svg "$T/chart.svg"
+check "--svg writes a well-formed SVG with labels, units and the baseline" python3 -c '
+import sys, xml.etree.ElementTree as E
+root = E.parse(sys.argv[1]).getroot()
+assert root.tag.endswith("svg")
+texts = [t.text or "" for t in root.iter() if t.tag.endswith("text")]
+assert "raw (no GELI)" in texts
+assert any("AES-XTS 128" in t for t in texts) and any("3DES-CBC 192 (legacy)" in t for t in texts)
+assert any(t.endswith("MB/s") for t in texts)
+assert any(l.get("stroke-dasharray") for l in root.iter() if l.tag.endswith("line"))
+' "$T/chart.svg"
+expect_err "--svg into a missing directory" "geli: Cannot write $T/nodir/c.svg: No such file or directory." \
+	-- "$GELI" bench --quick --svg "$T/nodir/c.svg"
+
 expect_err "--json and --csv" "geli: Options --json and --csv are mutually exclusive." -- "$GELI" bench --json --csv
 expect_err "--ealgo rot13" "geli: Invalid encryption algorithm." -- "$GELI" bench --ealgo rot13
 expect_err "no cipher matches" "geli: No cipher matches --ealgo and --keylen." -- "$GELI" bench --ealgo aes-xts --keylen 192

@@ -64,10 +64,14 @@ struct opts {
 	unsigned threads;
 	bool json, csv, progress, integrity, noaesni;
 	const char *svg;	/* --svg FILE */
+	const char *target;	/* --target FILE|DEVICE: real I/O instead of memory */
+	size_t bs;		/* --bs: request size */
 	unsigned ealgo, keylen;	/* filters; 0 = all */
 	uint32_t sizes[8];	/* --sector-sizes */
 	int nsizes;
 };
+
+static const struct opts *cur_opts;	/* for the I/O helpers */
 
 struct sample {
 	double wr, rd, cpu;	/* MB/s, MB/s, % of all CPUs */
@@ -95,11 +99,14 @@ cpu_seconds(void)
 /* The I/O of one direction for `seconds`, 1 MiB requests, sequential. */
 typedef ssize_t (*io_fn)(void *arg, uint8_t *buf, size_t len, uint64_t off);
 
+/* On a real target: writes end on the device, reads start from it. */
+static int target_fd = -1;
+
 static double
 timed_io(io_fn fn, void *arg, uint8_t *buf, uint64_t size, double seconds,
     double *cpu, uint64_t *reached)
 {
-	const size_t bs = 1 << 20;
+	const size_t bs = cur_opts != NULL && cur_opts->bs != 0 ? cur_opts->bs : 1 << 20;
 	uint64_t bytes = 0, off = 0, top = 0;
 	double t0 = now(), c0 = cpu_seconds(), t;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -111,10 +118,21 @@ timed_io(io_fn fn, void *arg, uint8_t *buf, uint64_t size, double seconds,
 		off += bs;
 		if (off > top)
 			top = off;
-		if (off + bs > size)
-			off = 0;
 		t = now();
+		/* Memory wraps around; a real target is passed over once, so
+		 * that no block is served from the page cache. */
+		if (off + bs > size) {
+			if (cur_opts != NULL && cur_opts->target != NULL)
+				break;
+			off = 0;
+		}
 	} while (t - t0 < seconds);
+	if (target_fd >= 0 && reached != NULL) {
+		/* The write phase: the time to get it onto the device counts. */
+		(void)fdatasync(target_fd);
+		t = now();
+		(void)posix_fadvise(target_fd, 0, 0, POSIX_FADV_DONTNEED);
+	}
 	if (reached != NULL)
 		*reached = top;
 	*cpu = 100.0 * (cpu_seconds() - c0) / ((t - t0) * (double)(ncpu > 0 ? ncpu : 1));
@@ -147,13 +165,29 @@ vol_read(void *a, uint8_t *buf, size_t len, uint64_t off)
 	return geli_volume_read(a, buf, len, off);
 }
 
-/* A memfd provider with its pages allocated. */
+/*
+ * The provider of one measurement: --target (an existing file or device,
+ * used from offset 0; its data is overwritten), or a memfd with its pages
+ * allocated.
+ */
 static int
 mem_provider(uint64_t size, struct geli_provider **p, int *fdout)
 {
 	char path[64];
 	int fd, error;
 
+	if (cur_opts != NULL && cur_opts->target != NULL) {
+		error = geli_provider_open(cur_opts->target, true, p);
+		if (error != 0)
+			return error;
+		if (geli_provider_mediasize(*p) < size) {
+			geli_provider_close(*p);
+			return -ENOSPC;
+		}
+		if (fdout != NULL)
+			*fdout = dup(geli_provider_fd(*p));
+		return 0;
+	}
 	fd = memfd_create("geli-bench", MFD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -187,8 +221,11 @@ measure(const struct config *c, const struct opts *o, uint8_t *buf,
 		if (error != 0)
 			return error;
 		r.fd = fd;
-		s->wr = timed_io(raw_write, &r, buf, o->size, o->seconds, &cw, NULL);
-		s->rd = timed_io(raw_read, &r, buf, o->size, o->seconds, &cr, NULL);
+		uint64_t top;
+		target_fd = o->target != NULL ? fd : -1;
+		s->wr = timed_io(raw_write, &r, buf, o->size, o->seconds, &cw, &top);
+		s->rd = timed_io(raw_read, &r, buf, top, o->seconds, &cr, NULL);
+		target_fd = -1;
 		s->cpu = (cw + cr) / 2;
 		close(fd);
 		geli_provider_close(p);
@@ -221,9 +258,11 @@ measure(const struct config *c, const struct opts *o, uint8_t *buf,
 	}
 	/* Reads stay within what was written: integrity volumes fail
 	 * verification elsewhere (as on FreeBSD). */
+	target_fd = o->target != NULL ? geli_provider_fd(p) : -1;
 	s->wr = timed_io(vol_write, v, buf, geli_volume_size(v), o->seconds, &cw,
 	    &reached);
 	s->rd = timed_io(vol_read, v, buf, reached, o->seconds, &cr, NULL);
+	target_fd = -1;
 	s->cpu = (cw + cr) / 2;
 	geli_volume_close(v);
 	return s->wr < 0 || s->rd < 0 ? -EIO : 0;
@@ -300,7 +339,8 @@ json_string(const char *s)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: geli bench [--integrity] [--no-aesni] [--svg FILE] [--sector-sizes LIST] "
+	fprintf(stderr, "usage: geli bench [--integrity] [--no-aesni] [--svg FILE] "
+	    "[--target FILE|DEVICE] [--bs SIZE] [--sector-sizes LIST] "
 	    "[--ealgo NAME] [--keylen BITS] [--runs N] [--seconds S] [--size MiB] "
 	    "[--sectorsize BYTES] [--threads N] [--json | --csv] [--quick]\n");
 	exit(1);
@@ -510,6 +550,8 @@ bench_main(int argc, char **argv)
 		{ "quick", no_argument, NULL, 'q' },
 		{ "no-aesni", no_argument, NULL, 'A' },
 		{ "svg", required_argument, NULL, 'G' },
+		{ "target", required_argument, NULL, 'X' },
+		{ "bs", required_argument, NULL, 'B' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { .runs = 3, .seconds = 0.6, .size = 256ull << 20,
@@ -599,6 +641,18 @@ bench_main(int argc, char **argv)
 		case 'G':
 			o.svg = optarg;
 			break;
+		case 'X':
+			o.target = optarg;
+			break;
+		case 'B':
+			o.bs = (size_t)strtoul(optarg, &end, 10);
+			if (*end == 'k' || *end == 'K')
+				o.bs <<= 10, end++;
+			else if (*end == 'm' || *end == 'M')
+				o.bs <<= 20, end++;
+			if (*end != '\0' || o.bs < 4096 || o.bs > (64u << 20) || o.bs % 4096 != 0)
+				return bad("bs", optarg);
+			break;
 		default:
 			usage();
 		}
@@ -622,16 +676,35 @@ bench_main(int argc, char **argv)
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		o.threads = n > 0 ? (unsigned)n : 1;
 	}
+	if (o.target != NULL) {
+		struct geli_provider *tp;
+		int e = geli_provider_open(o.target, true, &tp);
+		if (e != 0) {
+			fprintf(stderr, "geli: Cannot open %s: %s.\n", o.target, strerror(-e));
+			return 1;
+		}
+		/* Everything (tags too) must fit: leave room for integrity. */
+		uint64_t have = geli_provider_mediasize(tp);
+		geli_provider_close(tp);
+		if (o.size > have / 3)
+			o.size = have / 3 / (1 << 20) * (1 << 20);
+		if (o.size < (4u << 20)) {
+			fprintf(stderr, "geli: %s is too small for a benchmark.\n", o.target);
+			return 1;
+		}
+	}
+	cur_opts = &o;
 	ncfg = plan(&o, cfg);
 	if (ncfg == 1) {
 		fprintf(stderr, "geli: No cipher matches --ealgo and --keylen.\n");
 		return 1;
 	}
 	o.progress = isatty(STDERR_FILENO) != 0;
-	buf = aligned_alloc(4096, 1 << 20);
+	size_t bufsz = o.bs != 0 ? o.bs : 1 << 20;
+	buf = aligned_alloc(4096, bufsz);
 	if (buf == NULL)
 		return 1;
-	geli_random(buf, 1 << 20);
+	geli_random(buf, bufsz);
 
 	/* Interleaved: every configuration once per run, raw first. */
 	for (int r = 0; r < o.runs; r++) {
@@ -705,9 +778,22 @@ bench_main(int argc, char **argv)
 		    "cpu_percent,runs,min_write_MBps,min_read_MBps,median_write_MBps,"
 		    "median_read_MBps,max_write_MBps,max_read_MBps\n");
 	} else {
-		printf("geli bench: in-memory providers of %ju MiB, 1 MiB sequential "
-		    "requests, %u threads, median of %d run%s\n\n",
-		    (uintmax_t)(o.size >> 20), o.threads, o.runs, o.runs > 1 ? "s" : "");
+		char req[32];
+
+		if (bufsz % (1 << 20) == 0)
+			snprintf(req, sizeof(req), "%zu MiB", bufsz >> 20);
+		else
+			snprintf(req, sizeof(req), "%zu KiB", bufsz >> 10);
+		if (o.target != NULL)
+			printf("geli bench: %s (%ju MiB used; writes end with fdatasync, "
+			    "reads start uncached), %s sequential requests, %u threads, "
+			    "median of %d run%s\n\n", o.target, (uintmax_t)(o.size >> 20),
+			    req, o.threads, o.runs, o.runs > 1 ? "s" : "");
+		else
+			printf("geli bench: in-memory providers of %ju MiB, %s sequential "
+			    "requests, %u threads, median of %d run%s\n\n",
+			    (uintmax_t)(o.size >> 20), req, o.threads, o.runs,
+			    o.runs > 1 ? "s" : "");
 		printf("%-16s %6s %6s %-15s %11s %11s %8s %8s %5s", "cipher", "keylen",
 		    "sector", "integrity", "write MB/s", "read MB/s", "write %",
 		    "read %", "CPU%");
@@ -736,14 +822,16 @@ bench_main(int argc, char **argv)
 				printf("null");
 			else
 				json_string(geli_algo_name(cfg[c].aalgo));
-			printf(", \"threads\": %u, \"target\": \"memory\", \"legacy\": %s, "
+			printf(", \"threads\": %u, \"target\": ", o.threads);
+			json_string(o.target != NULL ? o.target : "memory");
+			printf(", \"legacy\": %s, "
 			    "\"write_MBps\": %.1f, \"read_MBps\": %.1f, "
 			    "\"write_percent_of_raw\": %.1f, \"read_percent_of_raw\": %.1f, "
 			    "\"cpu_percent\": %.1f, \"runs\": %d, "
 			    "\"min\": {\"write_MBps\": %.1f, \"read_MBps\": %.1f}, "
 			    "\"median\": {\"write_MBps\": %.1f, \"read_MBps\": %.1f}, "
 			    "\"max\": {\"write_MBps\": %.1f, \"read_MBps\": %.1f}",
-			    o.threads, legacy ? "true" : "false", w.median, d.median, wp, rp,
+			    legacy ? "true" : "false", w.median, d.median, wp, rp,
 			    u2.median, o.runs, w.min, d.min, w.median, d.median, w.max,
 			    d.max);
 			if (o.noaesni)
@@ -757,9 +845,10 @@ bench_main(int argc, char **argv)
 				printf(",,");
 			else
 				printf("%u,%u,", cfg[c].keylen, S);
-			printf("%s,%u,memory,%s,%.1f,%.1f,%.1f,%.1f,%.1f,%d,%.1f,%.1f,"
+			printf("%s,%u,%s,%s,%.1f,%.1f,%.1f,%.1f,%.1f,%d,%.1f,%.1f,"
 			    "%.1f,%.1f,%.1f,%.1f\n",
 			    cfg[c].aalgo == 0 ? "" : geli_algo_name(cfg[c].aalgo), o.threads,
+			    o.target != NULL ? o.target : "memory",
 			    legacy ? "true" : "false", w.median, d.median, wp, rp, u2.median,
 			    o.runs, w.min, d.min, w.median, d.median, w.max, d.max);
 		} else {

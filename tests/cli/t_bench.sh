@@ -82,6 +82,22 @@ assert any(l.get("stroke-dasharray") for l in root.iter() if l.tag.endswith("lin
 expect_err "--svg into a missing directory" "geli: Cannot write $T/nodir/c.svg: No such file or directory." \
 	-- "$GELI" bench --quick --svg "$T/nodir/c.svg"
 
+# --target: real I/O on a file (a device works the same way).
+truncate -s 64M "$T/target.img"
+run "$GELI" bench --quick --target "$T/target.img" --bs 256k --ealgo aes-cbc --keylen 128 --json
+check "--target measures on the file and says so" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["results"]
+assert [x["target"] for x in r] == [sys.argv[2]] * 2, r
+assert all(x["write_MBps"] > 0 and x["read_MBps"] > 0 for x in r)
+' "$T/out" "$T/target.img"
+check "--target wrote to the file" test "$(head -c 1048576 "$T/target.img" | tr -d '\0' | wc -c)" -gt 0
+expect_err "--target that does not exist" "geli: Cannot open $T/nope: No such file or directory." \
+	-- "$GELI" bench --target "$T/nope"
+truncate -s 1M "$T/small.img"
+expect_err "--target too small" "geli: $T/small.img is too small for a benchmark." -- "$GELI" bench --target "$T/small.img"
+expect_err "--bs 1000" "geli: Invalid value for --bs: 1000." -- "$GELI" bench --bs 1000
+
 expect_err "--json and --csv" "geli: Options --json and --csv are mutually exclusive." -- "$GELI" bench --json --csv
 expect_err "--ealgo rot13" "geli: Invalid encryption algorithm." -- "$GELI" bench --ealgo rot13
 expect_err "no cipher matches" "geli: No cipher matches --ealgo and --keylen." -- "$GELI" bench --ealgo aes-xts --keylen 192

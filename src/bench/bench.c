@@ -10,6 +10,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <sys/wait.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +67,7 @@ struct opts {
 	bool json, csv, progress, integrity, noaesni;
 	const char *svg;	/* --svg FILE */
 	const char *target;	/* --target FILE|DEVICE: real I/O instead of memory */
+	bool attached;		/* --attached: through geli attach's file */
 	size_t bs;		/* --bs: request size */
 	unsigned ealgo, keylen;	/* filters; 0 = all */
 	uint32_t sizes[8];	/* --sector-sizes */
@@ -86,14 +89,36 @@ now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* With --attached the daemon's CPU counts too: its PID, or 0. */
+static pid_t daemon_pid;
+
 static double
 cpu_seconds(void)
 {
 	struct rusage ru;
+	double t;
 
 	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	t = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
 	    (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	if (daemon_pid > 0) {
+		char path[64], line[1024], *p;
+		unsigned long long ut = 0, st = 0;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)daemon_pid);
+		f = fopen(path, "r");
+		if (f != NULL) {
+			/* Fields 14 and 15, after the ")" that ends the name. */
+			if (fgets(line, sizeof(line), f) != NULL &&
+			    (p = strrchr(line, ')')) != NULL &&
+			    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+			    &ut, &st) == 2)
+				t += (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+			fclose(f);
+		}
+	}
+	return t;
 }
 
 /* The I/O of one direction for `seconds`, 1 MiB requests, sequential. */
@@ -205,9 +230,87 @@ mem_provider(uint64_t size, struct geli_provider **p, int *fdout)
 }
 
 static int
+sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int
+sh(const char *fmt, ...)
+{
+	char cmd[8192];
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	r = system(cmd);
+	return WIFEXITED(r) ? WEXITSTATUS(r) : -1;
+}
+
+/*
+ * --attached: the same measurement end to end, through the file that
+ * `geli init` + `geli attach` make of a provider in memory (/dev/shm).
+ */
+static int
+measure_attached(const struct config *c, const struct opts *o, uint8_t *buf,
+    struct sample *s)
+{
+	char dir[] = "/dev/shm/geli-bench.XXXXXX", eli[128], aopt[64] = "";
+	uint32_t S = c->sectorsize != 0 ? c->sectorsize : o->sectorsize;
+	uint64_t reached, psize = o->size * 2 + S;
+	double cw, cr;
+	struct raw r;
+	int error = 0;
+
+	if (mkdtemp(dir) == NULL)
+		return -errno;
+	if (c->aalgo != 0)
+		snprintf(aopt, sizeof(aopt), "-a '%s'", geli_algo_name(c->aalgo));
+	snprintf(eli, sizeof(eli), "%s/run/prov.eli", dir);
+	if (sh("printf 'bench\\n' > %s/pass && truncate -s %ju %s/prov && "
+	    "GELI_RUNDIR=%s/run /proc/%d/exe init -B none -i 1 -e '%s' -l %u -s %u %s "
+	    "-J %s/pass %s/prov >/dev/null 2>&1 && "
+	    "GELI_RUNDIR=%s/run /proc/%d/exe attach -j %s/pass %s/prov",
+	    dir, (uintmax_t)psize, dir, dir, (int)getpid(), c->label, c->keylen, S,
+	    aopt, dir, dir, dir, (int)getpid(), dir, dir) != 0) {
+		error = -EIO;
+		goto out;
+	}
+	char pidf[128];
+	FILE *pf;
+	snprintf(pidf, sizeof(pidf), "%s/run/prov.pid", dir);
+	pf = fopen(pidf, "r");
+	if (pf != NULL) {
+		int pid = 0;
+		if (fscanf(pf, "%d", &pid) == 1)
+			daemon_pid = pid;
+		fclose(pf);
+	}
+	r.fd = open(eli, O_RDWR);
+	if (r.fd < 0) {
+		error = -errno;
+	} else {
+		uint64_t size = o->size;
+		s->wr = timed_io(raw_write, &r, buf, size, o->seconds, &cw, &reached);
+		s->rd = timed_io(raw_read, &r, buf, reached, o->seconds, &cr, NULL);
+		s->cpu = (cw + cr) / 2;	/* this process and the daemon */
+		close(r.fd);
+		if (s->wr < 0 || s->rd < 0)
+			error = -EIO;
+	}
+	daemon_pid = 0;
+	sh("GELI_RUNDIR=%s/run /proc/%d/exe detach prov >/dev/null 2>&1", dir,
+	    (int)getpid());
+out:
+	sh("rm -rf '%s'", dir);
+	return error;
+}
+
+static int
 measure(const struct config *c, const struct opts *o, uint8_t *buf,
     struct sample *s)
 {
+	if (o->attached && c->ealgo != 0)
+		return measure_attached(c, o, buf, s);
 	struct geli_provider *p;
 	struct geli_metadata md;
 	struct geli_volume *v;
@@ -340,7 +443,7 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: geli bench [--integrity] [--no-aesni] [--svg FILE] "
-	    "[--target FILE|DEVICE] [--bs SIZE] [--sector-sizes LIST] "
+	    "[--attached] [--target FILE|DEVICE] [--bs SIZE] [--sector-sizes LIST] "
 	    "[--ealgo NAME] [--keylen BITS] [--runs N] [--seconds S] [--size MiB] "
 	    "[--sectorsize BYTES] [--threads N] [--json | --csv] [--quick]\n");
 	exit(1);
@@ -551,6 +654,7 @@ bench_main(int argc, char **argv)
 		{ "no-aesni", no_argument, NULL, 'A' },
 		{ "svg", required_argument, NULL, 'G' },
 		{ "target", required_argument, NULL, 'X' },
+		{ "attached", no_argument, NULL, 'a' },
 		{ "bs", required_argument, NULL, 'B' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -644,6 +748,9 @@ bench_main(int argc, char **argv)
 		case 'X':
 			o.target = optarg;
 			break;
+		case 'a':
+			o.attached = true;
+			break;
 		case 'B':
 			o.bs = (size_t)strtoul(optarg, &end, 10);
 			if (*end == 'k' || *end == 'K')
@@ -675,6 +782,12 @@ bench_main(int argc, char **argv)
 	if (o.threads == 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		o.threads = n > 0 ? (unsigned)n : 1;
+	}
+	if (o.attached && (o.target != NULL || geteuid() != 0 ||
+	    access("/dev/fuse", R_OK | W_OK) != 0 || access("/dev/shm", W_OK) != 0)) {
+		fprintf(stderr, "geli: --attached needs root, /dev/fuse and /dev/shm, "
+		    "and no --target.\n");
+		return 1;
 	}
 	if (o.target != NULL) {
 		struct geli_provider *tp;
@@ -709,7 +822,7 @@ bench_main(int argc, char **argv)
 	/* Interleaved: every configuration once per run, raw first. */
 	for (int r = 0; r < o.runs; r++) {
 		for (int c = 0; c < ncfg; c++) {
-			struct sample smp;
+			struct sample smp = { 0, 0, 0 };
 			if (o.progress)
 				fprintf(stderr, "\rgeli bench: run %d/%d, %d/%d: %-12s %-3u   ",
 				    r + 1, o.runs, c + 1, ncfg, cfg[c].label, cfg[c].keylen);
@@ -789,6 +902,11 @@ bench_main(int argc, char **argv)
 			    "reads start uncached), %s sequential requests, %u threads, "
 			    "median of %d run%s\n\n", o.target, (uintmax_t)(o.size >> 20),
 			    req, o.threads, o.runs, o.runs > 1 ? "s" : "");
+		else if (o.attached)
+			printf("geli bench: through geli attach's file (FUSE) on providers in "
+			    "/dev/shm, raw = a memory file, %ju MiB, %s sequential requests, "
+			    "%u threads, median of %d run%s\n\n", (uintmax_t)(o.size >> 20),
+			    req, o.threads, o.runs, o.runs > 1 ? "s" : "");
 		else
 			printf("geli bench: in-memory providers of %ju MiB, %s sequential "
 			    "requests, %u threads, median of %d run%s\n\n",
@@ -823,7 +941,8 @@ bench_main(int argc, char **argv)
 			else
 				json_string(geli_algo_name(cfg[c].aalgo));
 			printf(", \"threads\": %u, \"target\": ", o.threads);
-			json_string(o.target != NULL ? o.target : "memory");
+			json_string(o.target != NULL ? o.target :
+			    o.attached && cfg[c].ealgo != 0 ? "attached" : "memory");
 			printf(", \"legacy\": %s, "
 			    "\"write_MBps\": %.1f, \"read_MBps\": %.1f, "
 			    "\"write_percent_of_raw\": %.1f, \"read_percent_of_raw\": %.1f, "
@@ -848,7 +967,8 @@ bench_main(int argc, char **argv)
 			printf("%s,%u,%s,%s,%.1f,%.1f,%.1f,%.1f,%.1f,%d,%.1f,%.1f,"
 			    "%.1f,%.1f,%.1f,%.1f\n",
 			    cfg[c].aalgo == 0 ? "" : geli_algo_name(cfg[c].aalgo), o.threads,
-			    o.target != NULL ? o.target : "memory",
+			    o.target != NULL ? o.target :
+			    o.attached && cfg[c].ealgo != 0 ? "attached" : "memory",
 			    legacy ? "true" : "false", w.median, d.median, wp, rp, u2.median,
 			    o.runs, w.min, d.min, w.median, d.median, w.max, d.max);
 		} else {
@@ -873,7 +993,8 @@ bench_main(int argc, char **argv)
 	else if (!o.csv)
 		printf("\n* legacy: current FreeBSD refuses it; geli for Linux reads and writes it.\n"
 		    "%% = of the raw baseline, measured in the same process, interleaved.\n"
-		    "CPU%% = CPU time of this process over wall time, of all %ld cores.\n%s",
+		    "CPU%% = CPU time of this process (and with --attached the daemon's) over\n"
+		    "wall time, of all %ld cores.\n%s",
 		    sysconf(_SC_NPROCESSORS_ONLN), o.noaesni ?
 		    "noAESNI: the same study in a child process with AES-NI and PCLMULQDQ\n"
 		    "masked off (OPENSSL_ia32cap); AES-NI x = mean of the write and read speedups.\n" : "");

@@ -98,6 +98,23 @@ truncate -s 1M "$T/small.img"
 expect_err "--target too small" "geli: $T/small.img is too small for a benchmark." -- "$GELI" bench --target "$T/small.img"
 expect_err "--bs 1000" "geli: Invalid value for --bs: 1000." -- "$GELI" bench --bs 1000
 
+# --attached: end to end through geli attach's file; nothing left behind.
+if [ "$(id -u)" -eq 0 ] && [ -c /dev/fuse ] && [ -w /dev/shm ]; then
+	before=$(ls /dev/shm | grep -c geli-bench)
+	run "$GELI" bench --quick --attached --ealgo aes-xts --keylen 128 --json
+	check "--attached measures through the attach path" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["results"]
+assert [x["target"] for x in r] == ["memory", "attached"], r
+assert r[1]["write_MBps"] > 0 and r[1]["read_MBps"] > 0 and r[1]["cpu_percent"] > 0
+' "$T/out"
+	check "--attached cleans up its providers" test "$(ls /dev/shm | grep -c geli-bench)" = "$before"
+	expect_err "--attached with --target" "geli: --attached needs root, /dev/fuse and /dev/shm, and no --target." \
+		-- "$GELI" bench --attached --target "$T/target.img"
+else
+	skip "--attached needs root, /dev/fuse and /dev/shm"
+fi
+
 expect_err "--json and --csv" "geli: Options --json and --csv are mutually exclusive." -- "$GELI" bench --json --csv
 expect_err "--ealgo rot13" "geli: Invalid encryption algorithm." -- "$GELI" bench --ealgo rot13
 expect_err "no cipher matches" "geli: No cipher matches --ealgo and --keylen." -- "$GELI" bench --ealgo aes-xts --keylen 192

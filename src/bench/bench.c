@@ -68,6 +68,7 @@ struct opts {
 	const char *svg;	/* --svg FILE */
 	const char *target;	/* --target FILE|DEVICE: real I/O instead of memory */
 	bool attached;		/* --attached: through geli attach's file */
+	const char *disk;	/* --disk DEVICE: transfer rates, read-only */
 	size_t bs;		/* --bs: request size */
 	unsigned ealgo, keylen;	/* filters; 0 = all */
 	uint32_t sizes[8];	/* --sector-sizes */
@@ -443,7 +444,7 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: geli bench [--integrity] [--no-aesni] [--svg FILE] "
-	    "[--attached] [--target FILE|DEVICE] [--bs SIZE] [--sector-sizes LIST] "
+	    "[--attached] [--target FILE|DEVICE] [--bs SIZE] [--disk DEVICE] [--sector-sizes LIST] "
 	    "[--ealgo NAME] [--keylen BITS] [--runs N] [--seconds S] [--size MiB] "
 	    "[--sectorsize BYTES] [--threads N] [--json | --csv] [--quick]\n");
 	exit(1);
@@ -591,6 +592,103 @@ write_svg(const char *path, const struct config *cfg, int ncfg,
 }
 
 /*
+ * --disk: what FreeBSD's diskinfo -t and -c report, read-only: sequential
+ * transfer rates at the start, middle and end of the device, and the
+ * per-command overhead (time of one small read beyond its transfer time).
+ */
+static int
+bench_disk(const struct opts *o)
+{
+	const size_t bs = 1 << 20, small = 4096;
+	uint64_t size, span, at[3];
+	const char *where[3] = { "outside", "middle", "inside" };
+	double rate[3], t0, t = 0, overhead, per_cmd;
+	struct geli_provider *p;
+	bool direct = true;
+	uint8_t *buf;
+	int fd, error, n;
+
+	error = geli_provider_open(o->disk, false, &p);
+	if (error != 0) {
+		fprintf(stderr, "geli: Cannot open %s: %s.\n", o->disk, strerror(-error));
+		return 1;
+	}
+	size = geli_provider_mediasize(p);
+	geli_provider_close(p);
+	span = size / 10 < (100u << 20) ? size / 10 / bs * bs : 100u << 20;
+	if (span < 4 * bs) {
+		fprintf(stderr, "geli: %s is too small for a benchmark.\n", o->disk);
+		return 1;
+	}
+	/* O_DIRECT where the file system allows it, else the page cache
+	 * dropped before each pass. */
+	fd = open(o->disk, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	if (fd < 0) {
+		direct = false;
+		fd = open(o->disk, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0 || (buf = aligned_alloc(4096, bs)) == NULL) {
+		fprintf(stderr, "geli: Cannot open %s: %s.\n", o->disk, strerror(errno));
+		return 1;
+	}
+	at[0] = 0;
+	at[1] = size / 2 / bs * bs;
+	at[2] = (size - span) / bs * bs;
+	for (int k = 0; k < 3; k++) {
+		if (!direct)
+			(void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		t0 = now();
+		for (uint64_t off = 0; off < span; off += bs)
+			if (pread(fd, buf, bs, (off_t)(at[k] + off)) != (ssize_t)bs) {
+				fprintf(stderr, "geli: Read error on %s: %s.\n", o->disk,
+				    strerror(errno));
+				return 1;
+			}
+		rate[k] = (double)span / (now() - t0) / 1e6;
+	}
+	/* Command overhead: small reads at one place, minus their transfer. */
+	n = 0;
+	t0 = now();
+	do {
+		if (!direct)
+			(void)posix_fadvise(fd, 0, (off_t)small, POSIX_FADV_DONTNEED);
+		if (pread(fd, buf, small, 0) != (ssize_t)small)
+			break;
+		n++;
+		t = now();
+	} while (t - t0 < o->seconds && n < 100000);
+	per_cmd = (t - t0) / (n > 0 ? n : 1) * 1e6;
+	overhead = per_cmd - (double)small / (rate[0] * 1e6) * 1e6;
+	close(fd);
+	free(buf);
+	if (o->json) {
+		printf("{\n  \"results\": [\n");
+		for (int k = 0; k < 3; k++) {
+			printf("    {\"study\": \"disk\", \"target\": ");
+			json_string(o->disk);
+			printf(", \"where\": \"%s\", \"offset\": %ju, \"bytes\": %ju, "
+			    "\"read_MBps\": %.1f, \"direct\": %s},\n", where[k],
+			    (uintmax_t)at[k], (uintmax_t)span, rate[k], direct ? "true" : "false");
+		}
+		printf("    {\"study\": \"disk\", \"target\": ");
+		json_string(o->disk);
+		printf(", \"where\": \"command\", \"reads\": %d, \"usec_per_read\": %.2f, "
+		    "\"overhead_usec\": %.2f, \"direct\": %s}\n  ]\n}\n", n, per_cmd,
+		    overhead, direct ? "true" : "false");
+		return 0;
+	}
+	printf("%s\n\t%ju\t# mediasize in bytes\n\n", o->disk, (uintmax_t)size);
+	printf("Transfer rates (%s):\n", direct ? "O_DIRECT" : "page cache dropped");
+	for (int k = 0; k < 3; k++)
+		printf("\t%-8s %10ju kbytes in %9.6f sec = %10.0f kbytes/sec\n", where[k],
+		    (uintmax_t)(span >> 10), (double)span / (rate[k] * 1e6),
+		    rate[k] * 1e6 / 1024);
+	printf("\nCommand overhead:\n\t%d reads of %zu bytes: %.3f usec/read, "
+	    "%.3f usec/command beyond the transfer\n", n, small, per_cmd, overhead);
+	return 0;
+}
+
+/*
  * The same study with AES-NI (and PCLMULQDQ) masked off in OpenSSL's
  * capability vector, which libcrypto reads once at start: so in a child,
  * this program again with OPENSSL_ia32cap set and --csv.  Fills the
@@ -655,6 +753,7 @@ bench_main(int argc, char **argv)
 		{ "svg", required_argument, NULL, 'G' },
 		{ "target", required_argument, NULL, 'X' },
 		{ "attached", no_argument, NULL, 'a' },
+		{ "disk", required_argument, NULL, 'D' },
 		{ "bs", required_argument, NULL, 'B' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -751,6 +850,9 @@ bench_main(int argc, char **argv)
 		case 'a':
 			o.attached = true;
 			break;
+		case 'D':
+			o.disk = optarg;
+			break;
 		case 'B':
 			o.bs = (size_t)strtoul(optarg, &end, 10);
 			if (*end == 'k' || *end == 'K')
@@ -783,6 +885,8 @@ bench_main(int argc, char **argv)
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		o.threads = n > 0 ? (unsigned)n : 1;
 	}
+	if (o.disk != NULL)
+		return bench_disk(&o);
 	if (o.attached && (o.target != NULL || geteuid() != 0 ||
 	    access("/dev/fuse", R_OK | W_OK) != 0 || access("/dev/shm", W_OK) != 0)) {
 		fprintf(stderr, "geli: --attached needs root, /dev/fuse and /dev/shm, "

@@ -115,6 +115,21 @@ else
 	skip "--attached needs root, /dev/fuse and /dev/shm"
 fi
 
+# --disk: diskinfo -t / -c style rates, read-only.
+truncate -s 512M "$T/disk.img"
+sum=$(stat -c %s.%Y "$T/disk.img")
+run "$GELI" bench --disk "$T/disk.img" --seconds 0.1
+check "--disk reports outside, middle and inside rates" bash -c 'for w in outside middle inside; do grep -qE "^\s+$w +[0-9]+ kbytes in" "$0" || exit 1; done' "$T/out"
+check "--disk reports the command overhead" grep -q "usec/command beyond the transfer" "$T/out"
+check "--disk only reads" test "$(stat -c %s.%Y "$T/disk.img")" = "$sum"
+run "$GELI" bench --disk "$T/disk.img" --seconds 0.1 --json
+check "--disk --json" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["results"]
+assert [x["where"] for x in r] == ["outside", "middle", "inside", "command"]
+assert all(x["study"] == "disk" for x in r) and r[3]["reads"] > 0
+' "$T/out"
+
 expect_err "--json and --csv" "geli: Options --json and --csv are mutually exclusive." -- "$GELI" bench --json --csv
 expect_err "--ealgo rot13" "geli: Invalid encryption algorithm." -- "$GELI" bench --ealgo rot13
 expect_err "no cipher matches" "geli: No cipher matches --ealgo and --keylen." -- "$GELI" bench --ealgo aes-xts --keylen 192

@@ -69,6 +69,7 @@ struct opts {
 	const char *target;	/* --target FILE|DEVICE: real I/O instead of memory */
 	bool attached;		/* --attached: through geli attach's file */
 	const char *disk;	/* --disk DEVICE: transfer rates, read-only */
+	const char *pool;	/* --pool LAYOUT: a ZFS pool on attached providers */
 	size_t bs;		/* --bs: request size */
 	unsigned ealgo, keylen;	/* filters; 0 = all */
 	uint32_t sizes[8];	/* --sector-sizes */
@@ -444,7 +445,8 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: geli bench [--integrity] [--no-aesni] [--svg FILE] "
-	    "[--attached] [--target FILE|DEVICE] [--bs SIZE] [--disk DEVICE] [--sector-sizes LIST] "
+	    "[--attached] [--target FILE|DEVICE] [--bs SIZE] [--disk DEVICE] [--pool LAYOUT] "
+	    "[--sector-sizes LIST] "
 	    "[--ealgo NAME] [--keylen BITS] [--runs N] [--seconds S] [--size MiB] "
 	    "[--sectorsize BYTES] [--threads N] [--json | --csv] [--quick]\n");
 	exit(1);
@@ -688,6 +690,213 @@ bench_disk(const struct opts *o)
 	return 0;
 }
 
+
+/* ---- --pool: ZFS on attached providers ------------------------------------ */
+
+/*
+ * LAYOUT is NxKIND[:WIDTH]: N vdevs of KIND (stripe, mirror, raidz, raidz2,
+ * raidz3), WIDTH providers each (defaults 1, 2, 3, 4, 5): the studies'
+ * 4xmirror, 2xraidz2 and 1xraidz2:8.
+ */
+static int
+parse_layout(const char *s, int *nvdev, char *kind, size_t klen, int *width)
+{
+	char k[16];
+	int n, w = 0, used = 0;
+
+	if (sscanf(s, "%dx%15[a-z0-9]%n", &n, k, &used) != 2)
+		return -1;
+	if (s[used] == ':' && sscanf(s + used + 1, "%d", &w) != 1)
+		return -1;
+	if (strcmp(k, "stripe") == 0)
+		w = w ? w : 1;
+	else if (strcmp(k, "mirror") == 0)
+		w = w ? w : 2;
+	else if (strcmp(k, "raidz") == 0 || strcmp(k, "raidz1") == 0)
+		w = w ? w : 3;
+	else if (strcmp(k, "raidz2") == 0)
+		w = w ? w : 4;
+	else if (strcmp(k, "raidz3") == 0)
+		w = w ? w : 5;
+	else
+		return -1;
+	if (n < 1 || w < 1 || n * w > 32)
+		return -1;
+	snprintf(kind, klen, "%s", k);
+	*nvdev = n;
+	*width = w;
+	return 0;
+}
+
+/* bonnie++'s block phases on one file: write, rewrite, read (MB/s). */
+static int
+pool_phases(const char *file, uint64_t size, uint8_t *buf, double *w, double *rw,
+    double *r)
+{
+	const size_t bs = 1 << 20;
+	double t0;
+	int fd;
+
+	fd = open(file, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		return -errno;
+	t0 = now();
+	for (uint64_t off = 0; off < size; off += bs)
+		if (pwrite(fd, buf, bs, (off_t)off) != (ssize_t)bs)
+			goto fail;
+	if (fsync(fd) != 0)
+		goto fail;
+	*w = (double)size / (now() - t0) / 1e6;
+	t0 = now();
+	for (uint64_t off = 0; off < size; off += bs) {
+		if (pread(fd, buf, bs, (off_t)off) != (ssize_t)bs)
+			goto fail;
+		buf[0] ^= 1;
+		if (pwrite(fd, buf, bs, (off_t)off) != (ssize_t)bs)
+			goto fail;
+	}
+	if (fsync(fd) != 0)
+		goto fail;
+	*rw = (double)size / (now() - t0) / 1e6;
+	t0 = now();
+	for (uint64_t off = 0; off < size; off += bs)
+		if (pread(fd, buf, bs, (off_t)off) != (ssize_t)bs)
+			goto fail;
+	*r = (double)size / (now() - t0) / 1e6;
+	close(fd);
+	return 0;
+fail:
+	close(fd);
+	return -EIO;
+}
+
+static int
+bench_pool(const struct opts *o)
+{
+	char dir[] = "/dev/shm/geli-pool.XXXXXX", kind[16], vdevs[8192], file[256];
+	int nvdev, width, n, error = 0, self = (int)getpid();
+	bool started = false;
+	unsigned ealgo = o->ealgo ? o->ealgo : GELI_ALGO_AES_XTS;
+	unsigned keylen = geli_keylen(ealgo, o->keylen);
+	double res[2][3];
+	uint64_t fsize;
+	uint8_t *buf;
+	size_t len;
+
+	if (parse_layout(o->pool, &nvdev, kind, sizeof(kind), &width) != 0) {
+		fprintf(stderr, "geli: Invalid pool layout: %s (NxKIND[:WIDTH], KIND one of "
+		    "stripe, mirror, raidz, raidz2, raidz3).\n", o->pool);
+		return 1;
+	}
+	if (keylen == 0) {
+		fprintf(stderr, "geli: Invalid key length.\n");
+		return 1;
+	}
+	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0 ||
+	    sh("command -v zpool >/dev/null && command -v zfs-fuse >/dev/null") != 0) {
+		fprintf(stderr, "geli: --pool needs root, /dev/fuse and zfs-fuse (or OpenZFS).\n");
+		return 1;
+	}
+	n = nvdev * width;
+	if (mkdtemp(dir) == NULL)
+		return 1;
+	/* A ZFS that answers is used; otherwise zfs-fuse is started here. */
+	if (sh("zpool list >/dev/null 2>&1") != 0) {
+		if (sh("zfs-fuse --pidfile %s/zfs.pid --no-kstat-mount >/dev/null 2>&1", dir) != 0 ||
+		    sh("for i in $(seq 100); do zpool list >/dev/null 2>&1 && exit 0; sleep 0.1; done; exit 1") != 0) {
+			fprintf(stderr, "geli: Cannot start zfs-fuse.\n");
+			sh("rm -rf '%s'", dir);
+			return 1;
+		}
+		started = true;
+	}
+	fsize = o->size * (uint64_t)(strcmp(kind, "stripe") == 0 ? width * nvdev :
+	    strcmp(kind, "mirror") == 0 ? nvdev : nvdev * (width - (kind[5] ? kind[5] - '0' : 1))) / 3;
+	fsize = fsize / (1 << 20) * (1 << 20);
+	if (fsize > (512u << 20))
+		fsize = 512u << 20;
+	buf = aligned_alloc(4096, 1 << 20);
+	geli_random(buf, 1 << 20);
+	for (int g = 0; g < 2 && error == 0; g++) {
+		/* g 0: the pool on plain memory files; g 1: on GELI providers. */
+		len = 0;
+		for (int v = 0; v < nvdev; v++) {
+			if (strcmp(kind, "stripe") != 0)
+				len += (size_t)snprintf(vdevs + len, sizeof(vdevs) - len, " %s", kind);
+			for (int i = 0; i < width; i++)
+				len += (size_t)snprintf(vdevs + len, sizeof(vdevs) - len,
+				    g ? " %s/run/d%d.eli" : " %s/d%d", dir, v * width + i);
+		}
+		for (int i = 0; i < n; i++)
+			sh("rm -f %s/d%d; truncate -s %ju %s/d%d", dir, i,
+			    (uintmax_t)(o->size + (64u << 20)), dir, i);
+		if (g && (sh("printf 'bench\\n' > %s/pass; cd %s && GELI_RUNDIR=%s/run "
+		    "/proc/%d/exe init -B none -i 1 -s %u -e '%s' -l %u -J pass d* >/dev/null 2>&1",
+		    dir, dir, dir, self, o->sectorsize, geli_algo_name(ealgo), keylen) != 0 ||
+		    sh("cd %s && GELI_RUNDIR=%s/run /proc/%d/exe attach -j pass $(ls d* | grep -v '\\.')",
+		    dir, dir, self) != 0)) {
+			error = -EIO;
+			break;
+		}
+		if (o->progress)
+			fprintf(stderr, "\rgeli bench: pool %s on %s...   ", o->pool,
+			    g ? "GELI" : "plain files");
+		if (sh("zpool create -f -O compression=off -m %s/mnt gelibench%d %s >/dev/null 2>&1",
+		    dir, self, vdevs) != 0) {
+			error = -EIO;
+		} else {
+			snprintf(file, sizeof(file), "%s/mnt/bench", dir);
+			error = pool_phases(file, fsize, buf, &res[g][0], &res[g][1], &res[g][2]);
+			for (int i = 0; i < 10 && sh("zpool destroy -f gelibench%d >/dev/null 2>&1",
+			    self) != 0; i++)
+				sleep(1);
+		}
+		if (g)
+			sh("cd %s && GELI_RUNDIR=%s/run /proc/%d/exe detach -f $(ls d* | grep -v '\\.') "
+			    ">/dev/null 2>&1", dir, dir, self);
+	}
+	if (o->progress)
+		fprintf(stderr, "\r%70s\r", "");
+	if (started)
+		sh("kill $(cat %s/zfs.pid) 2>/dev/null; for i in $(seq 50); do "
+		    "kill -0 $(cat %s/zfs.pid) 2>/dev/null || break; sleep 0.2; done", dir, dir);
+	sh("rm -rf '%s'", dir);
+	free(buf);
+	if (error != 0) {
+		fprintf(stderr, "geli: The pool benchmark failed: %s.\n", strerror(-error));
+		return 1;
+	}
+	if (o->json) {
+		printf("{\n  \"results\": [\n");
+		for (int g = 0; g < 2; g++) {
+			printf("    {\"study\": \"pool\", \"layout\": \"%s\", \"providers\": %d, "
+			    "\"ealgo\": ", o->pool, n);
+			if (g)
+				printf("\"%s\", \"keylen\": %u, \"sectorsize\": %u", geli_algo_name(ealgo),
+				    keylen, o->sectorsize);
+			else
+				printf("null, \"keylen\": null, \"sectorsize\": null");
+			printf(", \"aalgo\": null, \"threads\": %u, \"target\": \"zfs\", "
+			    "\"file_MiB\": %ju, \"write_MBps\": %.1f, \"rewrite_MBps\": %.1f, "
+			    "\"read_MBps\": %.1f, \"runs\": 1}%s\n", o->threads,
+			    (uintmax_t)(fsize >> 20), res[g][0], res[g][1], res[g][2], g ? "" : ",");
+		}
+		printf("  ]\n}\n");
+		return 0;
+	}
+	printf("geli bench: ZFS pool %s (%d providers of %ju MiB in /dev/shm), "
+	    "compression=off, a %ju MiB file in 1 MiB blocks (bonnie++'s block phases)\n\n",
+	    o->pool, n, (uintmax_t)(o->size >> 20), (uintmax_t)(fsize >> 20));
+	printf("%-22s %12s %14s %12s\n", "vdevs", "write MB/s", "rewrite MB/s", "read MB/s");
+	printf("%-22s %12.0f %14.0f %12.0f\n", "plain files (raw)", res[0][0], res[0][1], res[0][2]);
+	char lab[64];
+	snprintf(lab, sizeof(lab), "GELI %s %u", geli_algo_name(ealgo), keylen);
+	printf("%-22s %12.0f %14.0f %12.0f\n", lab, res[1][0], res[1][1], res[1][2]);
+	printf("%-22s %11.0f%% %13.0f%% %11.0f%%\n", "GELI / raw", 100 * res[1][0] / res[0][0],
+	    100 * res[1][1] / res[0][1], 100 * res[1][2] / res[0][2]);
+	return 0;
+}
+
 /*
  * The same study with AES-NI (and PCLMULQDQ) masked off in OpenSSL's
  * capability vector, which libcrypto reads once at start: so in a child,
@@ -754,6 +963,7 @@ bench_main(int argc, char **argv)
 		{ "target", required_argument, NULL, 'X' },
 		{ "attached", no_argument, NULL, 'a' },
 		{ "disk", required_argument, NULL, 'D' },
+		{ "pool", required_argument, NULL, 'P' },
 		{ "bs", required_argument, NULL, 'B' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -853,6 +1063,9 @@ bench_main(int argc, char **argv)
 		case 'D':
 			o.disk = optarg;
 			break;
+		case 'P':
+			o.pool = optarg;
+			break;
 		case 'B':
 			o.bs = (size_t)strtoul(optarg, &end, 10);
 			if (*end == 'k' || *end == 'K')
@@ -887,6 +1100,14 @@ bench_main(int argc, char **argv)
 	}
 	if (o.disk != NULL)
 		return bench_disk(&o);
+	if (o.pool != NULL) {
+		if (o.threads == 0) {
+			long nc = sysconf(_SC_NPROCESSORS_ONLN);
+			o.threads = nc > 0 ? (unsigned)nc : 1;
+		}
+		o.progress = isatty(STDERR_FILENO) != 0;
+		return bench_pool(&o);
+	}
 	if (o.attached && (o.target != NULL || geteuid() != 0 ||
 	    access("/dev/fuse", R_OK | W_OK) != 0 || access("/dev/shm", W_OK) != 0)) {
 		fprintf(stderr, "geli: --attached needs root, /dev/fuse and /dev/shm, "

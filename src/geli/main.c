@@ -116,7 +116,8 @@ static const struct cmd commands[] = {
 	{ "list", 0, list_opts, "[-a] [name ...]", cmd_list },
 	{ "status", 0, status_opts, "[-ags] [name ...]", cmd_status },
 	{ "bench", 0, no_opts, "[--integrity] [--no-aesni] [--svg FILE] "
-	  "[--attached] [--target FILE|DEVICE] [--bs SIZE] [--disk DEVICE] [--sector-sizes LIST] [--ealgo NAME] "
+	  "[--attached] [--target FILE|DEVICE] [--bs SIZE] [--disk DEVICE] [--pool LAYOUT] "
+	  "[--sector-sizes LIST] [--ealgo NAME] "
 	  "[--keylen BITS] [--runs N] [--seconds S] [--size MiB] "
 	  "[--sectorsize BYTES] [--threads N] [--json | --csv] [--quick]", NULL },
 	{ "help", 0, no_opts, NULL, cmd_help },

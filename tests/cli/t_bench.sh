@@ -130,6 +130,25 @@ assert [x["where"] for x in r] == ["outside", "middle", "inside", "command"]
 assert all(x["study"] == "disk" for x in r) and r[3]["reads"] > 0
 ' "$T/out"
 
+# --pool: a ZFS pool on attached providers against the same pool on plain files.
+if [ "$(id -u)" -eq 0 ] && [ -c /dev/fuse ] && command -v zfs-fuse >/dev/null && ! zpool list >/dev/null 2>&1; then
+	run "$GELI" bench --pool 1xraidz --size 64 --json
+	check "--pool 1xraidz: write, rewrite and read, raw and GELI" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["results"]
+assert [x["ealgo"] for x in r] == [None, "AES-XTS"], r
+assert all(x["study"] == "pool" and x["providers"] == 3 and x["layout"] == "1xraidz" for x in r)
+assert all(x[k] > 0 for x in r for k in ("write_MBps", "rewrite_MBps", "read_MBps"))
+' "$T/out"
+	check "--pool leaves no pool, daemon or provider behind" bash -c \
+		'! zpool list >/dev/null 2>&1 && ! ls /dev/shm | grep -q geli-pool'
+else
+	skip "--pool needs root, /dev/fuse and zfs-fuse, and no other ZFS running"
+fi
+expect_err "--pool with a bad layout" \
+	"geli: Invalid pool layout: 3xfoo (NxKIND[:WIDTH], KIND one of stripe, mirror, raidz, raidz2, raidz3)." \
+	-- "$GELI" bench --pool 3xfoo
+
 expect_err "--json and --csv" "geli: Options --json and --csv are mutually exclusive." -- "$GELI" bench --json --csv
 expect_err "--ealgo rot13" "geli: Invalid encryption algorithm." -- "$GELI" bench --ealgo rot13
 expect_err "no cipher matches" "geli: No cipher matches --ealgo and --keylen." -- "$GELI" bench --ealgo aes-xts --keylen 192

@@ -232,6 +232,10 @@ struct geli_provider;
 GELI_API int geli_provider_open(const char *path, bool writable,
     struct geli_provider **out);
 GELI_API void geli_provider_close(struct geli_provider *p);
+/* The same, opened with O_DIRECT (bypassing the page cache); -EINVAL where
+ * the file system does not allow it.  Volumes keep their buffers aligned. */
+GELI_API int geli_provider_open_direct(const char *path, bool writable,
+    struct geli_provider **out);
 GELI_API uint64_t geli_provider_mediasize(const struct geli_provider *p);
 GELI_API uint32_t geli_provider_sectorsize(const struct geli_provider *p);
 GELI_API bool geli_provider_is_blockdev(const struct geli_provider *p);

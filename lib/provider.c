@@ -20,8 +20,8 @@ struct geli_provider {
 	uint32_t sectorsize;
 };
 
-int
-geli_provider_open(const char *path, bool writable, struct geli_provider **out)
+static int
+provider_open(const char *path, int flags, struct geli_provider **out)
 {
 	struct geli_provider *p;
 	struct stat st;
@@ -31,7 +31,7 @@ geli_provider_open(const char *path, bool writable, struct geli_provider **out)
 	p = calloc(1, sizeof(*p));
 	if (p == NULL)
 		return -ENOMEM;
-	p->fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	p->fd = open(path, flags | O_CLOEXEC);
 	if (p->fd < 0)
 		goto fail;
 	if (fstat(p->fd, &st) != 0)
@@ -79,6 +79,19 @@ void
 provider_set_mediasize(struct geli_provider *p, uint64_t size)
 {
 	p->mediasize = size;
+}
+
+int
+geli_provider_open(const char *path, bool writable, struct geli_provider **out)
+{
+	return provider_open(path, writable ? O_RDWR : O_RDONLY, out);
+}
+
+int
+geli_provider_open_direct(const char *path, bool writable,
+    struct geli_provider **out)
+{
+	return provider_open(path, (writable ? O_RDWR : O_RDONLY) | O_DIRECT, out);
 }
 
 void

@@ -103,16 +103,19 @@ ctx_put(struct geli_volume *v, struct sector_ctx *c)
 	pthread_mutex_unlock(&v->lock);
 }
 
+/* The bounce buffer, page-aligned (O_DIRECT providers need that). */
 static uint8_t *
 ctx_buf(struct sector_ctx *c, size_t len)
 {
-	uint8_t *b;
+	void *b;
 
 	if (c->buflen >= len)
 		return c->buf;
-	b = realloc(c->buf, len);
-	if (b == NULL)
+	if (posix_memalign(&b, 4096, len) != 0)
 		return NULL;
+	if (c->buf != NULL)
+		geli_wipe(c->buf, c->buflen);
+	free(c->buf);
 	c->buf = b;
 	c->buflen = len;
 	return b;

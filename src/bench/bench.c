@@ -204,7 +204,10 @@ mem_provider(uint64_t size, struct geli_provider **p, int *fdout)
 	int fd, error;
 
 	if (cur_opts != NULL && cur_opts->target != NULL) {
-		error = geli_provider_open(cur_opts->target, true, p);
+		/* O_DIRECT where it works, else the page cache (see timed_io). */
+		error = geli_provider_open_direct(cur_opts->target, true, p);
+		if (error == -EINVAL)
+			error = geli_provider_open(cur_opts->target, true, p);
 		if (error != 0)
 			return error;
 		if (geli_provider_mediasize(*p) < size) {
@@ -1223,8 +1226,8 @@ bench_main(int argc, char **argv)
 		else
 			snprintf(req, sizeof(req), "%zu KiB", bufsz >> 10);
 		if (o.target != NULL)
-			printf("geli bench: %s (%ju MiB used; writes end with fdatasync, "
-			    "reads start uncached), %s sequential requests, %u threads, "
+			printf("geli bench: %s (%ju MiB used; O_DIRECT where it works, writes "
+			    "end with fdatasync, reads start uncached), %s sequential requests, %u threads, "
 			    "median of %d run%s\n\n", o.target, (uintmax_t)(o.size >> 20),
 			    req, o.threads, o.runs, o.runs > 1 ? "s" : "");
 		else if (o.attached)

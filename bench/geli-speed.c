@@ -25,18 +25,11 @@
 #include <unistd.h>
 
 #include "../src/attach/fusefile.h"
+#include "../src/bench/stats.h"
 #include "geli.h"
 
 static double seconds = 2.0;
 
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* `openssl speed -evp CIPHER -bytes 4096 [-decrypt]`, in bytes per second. */
 static double
@@ -188,20 +181,6 @@ run(const char *cmd)
 	return WIFEXITED(r) ? WEXITSTATUS(r) : -1;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double
-median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static void
 fuse_compare(const char *geli, const char *dir, uint64_t mib, int rounds)
@@ -250,8 +229,8 @@ fuse_compare(const char *geli, const char *dir, uint64_t mib, int rounds)
 		seq_io(pt_mnt, size, &pw[i], &pr[i]);
 		seq_io(eli, size, &aw[i], &ar[i]);
 	}
-	double mpw = median(pw, rounds), mpr = median(pr, rounds);
-	double maw = median(aw, rounds), mar = median(ar, rounds);
+	double mpw = stats(pw, rounds).median, mpr = stats(pr, rounds).median;
+	double maw = stats(aw, rounds).median, mar = stats(ar, rounds).median;
 	printf("| sequential write, %ju MiB, 1 MiB blocks + fdatasync | plain FUSE passthrough | %.0f MB/s | geli attach (AES-XTS-128, S=4096) | %.0f MB/s | %.0f%% |\n",
 	    (uintmax_t)mib, mpw, maw, 100 * maw / mpw);
 	printf("| sequential read, %ju MiB, 1 MiB blocks | plain FUSE passthrough | %.0f MB/s | geli attach (AES-XTS-128, S=4096) | %.0f MB/s | %.0f%% |\n",

@@ -78,7 +78,6 @@ keys_get(struct geli_keys *keys, uint64_t k, uint8_t *out)
 		keys->s->cache[slot].k = k;
 		if (error == 0)
 			memcpy(out, keys->s->cache[slot].key, 64);
-		keys->derived++;
 	}
 	pthread_mutex_unlock(&keys->lock);
 	return error;

@@ -41,7 +41,6 @@ struct geli_keys {
 	bool single;		/* one key everywhere (SINGLE_KEY) */
 	struct keys_secret *s;	/* secure memory */
 	pthread_mutex_t lock;
-	uint64_t derived;	/* range keys computed (statistics) */
 };
 
 int keys_init(struct geli_keys *keys, const struct geli_metadata *md,

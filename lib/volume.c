@@ -30,7 +30,6 @@ struct geli_volume {
 	struct geli_metadata md;
 	struct sector_geom g;
 	uint64_t size;			/* decrypted bytes */
-	uint64_t nsectors;
 	unsigned flags;
 	struct geli_keys keys;
 	struct workers *w;
@@ -294,7 +293,6 @@ geli_volume_open(struct geli_provider *p, const struct geli_metadata *md,
 	v->flags = flags;
 	v->g.ealgo = md->ealgo;
 	v->g.keylen = md->keylen;
-	v->g.ivlen = geli_ivlen(md->ealgo);
 	v->g.S = md->sectorsize;
 	v->g.P = P;
 	v->g.auth = (md->flags & GELI_FLAG_AUTH) != 0;
@@ -307,7 +305,6 @@ geli_volume_open(struct geli_provider *p, const struct geli_metadata *md,
 	}
 	v->size = geli_eli_mediasize(md, geli_provider_mediasize(p), P,
 	    (flags & GELI_VOLUME_ONETIME) != 0);
-	v->nsectors = v->size / v->g.S;
 	pthread_mutex_init(&v->lock, NULL);
 	pthread_cond_init(&v->cv, NULL);
 	error = keys_init(&v->keys, md, mkey, P);
@@ -519,7 +516,6 @@ geli_volume_grow(struct geli_volume *v, uint64_t newsize)
 		v->md.provsize = newsize;
 	v->size = geli_eli_mediasize(&v->md, newsize, v->g.P,
 	    (v->flags & GELI_VOLUME_ONETIME) != 0);
-	v->nsectors = v->size / v->g.S;
 	pthread_mutex_unlock(&v->lock);
 	return 0;
 }

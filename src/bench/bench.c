@@ -25,6 +25,7 @@
 #include <openssl/crypto.h>
 
 #include "bench.h"
+#include "stats.h"
 #include "geli.h"
 
 struct config {
@@ -51,7 +52,7 @@ static const struct config ciphers[] = {
 	{ "NULL", GELI_ALGO_NULL, 512, 0, 0, "ciphers" },
 };
 #define NCIPHERS (sizeof(ciphers) / sizeof(ciphers[0]))
-#define MAXRUNS 15
+#define MAXRUNS 15	/* <= STATS_MAX */
 #define MAXCONFIGS 128
 
 static const unsigned hmacs[] = { 0, GELI_ALGO_HMAC_MD5, GELI_ALGO_HMAC_SHA1,
@@ -81,15 +82,6 @@ static const struct opts *cur_opts;	/* for the I/O helpers */
 struct sample {
 	double wr, rd, cpu;	/* MB/s, MB/s, % of all CPUs */
 };
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* With --attached the daemon's CPU counts too: its PID, or 0. */
 static pid_t daemon_pid;
@@ -123,15 +115,20 @@ cpu_seconds(void)
 	return t;
 }
 
-/* The I/O of one direction for `seconds`, 1 MiB requests, sequential. */
+/* The I/O of one direction for `seconds`, sequential requests. */
 typedef ssize_t (*io_fn)(void *arg, uint8_t *buf, size_t len, uint64_t off);
+enum phase { PHASE_WRITE, PHASE_READ };
 
 /* On a real target: writes end on the device, reads start from it. */
 static int target_fd = -1;
 
+/*
+ * One phase over [0, size); for the write phase *reached is how far it got
+ * (the read phase stays within it: integrity volumes are unreadable beyond).
+ */
 static double
-timed_io(io_fn fn, void *arg, uint8_t *buf, uint64_t size, double seconds,
-    double *cpu, uint64_t *reached)
+timed_io(io_fn fn, void *arg, enum phase ph, uint8_t *buf, uint64_t size,
+    double seconds, double *cpu, uint64_t *reached)
 {
 	const size_t bs = cur_opts != NULL && cur_opts->bs != 0 ? cur_opts->bs : 1 << 20;
 	uint64_t bytes = 0, off = 0, top = 0;
@@ -154,8 +151,8 @@ timed_io(io_fn fn, void *arg, uint8_t *buf, uint64_t size, double seconds,
 			off = 0;
 		}
 	} while (t - t0 < seconds);
-	if (target_fd >= 0 && reached != NULL) {
-		/* The write phase: the time to get it onto the device counts. */
+	if (target_fd >= 0 && ph == PHASE_WRITE) {
+		/* The time to get the writes onto the device counts. */
 		(void)fdatasync(target_fd);
 		t = now();
 		(void)posix_fadvise(target_fd, 0, 0, POSIX_FADV_DONTNEED);
@@ -295,8 +292,8 @@ measure_attached(const struct config *c, const struct opts *o, uint8_t *buf,
 		error = -errno;
 	} else {
 		uint64_t size = o->size;
-		s->wr = timed_io(raw_write, &r, buf, size, o->seconds, &cw, &reached);
-		s->rd = timed_io(raw_read, &r, buf, reached, o->seconds, &cr, NULL);
+		s->wr = timed_io(raw_write, &r, PHASE_WRITE, buf, size, o->seconds, &cw, &reached);
+		s->rd = timed_io(raw_read, &r, PHASE_READ, buf, reached, o->seconds, &cr, NULL);
 		s->cpu = (cw + cr) / 2;	/* this process and the daemon */
 		close(r.fd);
 		if (s->wr < 0 || s->rd < 0)
@@ -331,8 +328,8 @@ measure(const struct config *c, const struct opts *o, uint8_t *buf,
 		r.fd = fd;
 		uint64_t top;
 		target_fd = o->target != NULL ? fd : -1;
-		s->wr = timed_io(raw_write, &r, buf, o->size, o->seconds, &cw, &top);
-		s->rd = timed_io(raw_read, &r, buf, top, o->seconds, &cr, NULL);
+		s->wr = timed_io(raw_write, &r, PHASE_WRITE, buf, o->size, o->seconds, &cw, &top);
+		s->rd = timed_io(raw_read, &r, PHASE_READ, buf, top, o->seconds, &cr, NULL);
 		target_fd = -1;
 		s->cpu = (cw + cr) / 2;
 		close(fd);
@@ -367,37 +364,13 @@ measure(const struct config *c, const struct opts *o, uint8_t *buf,
 	/* Reads stay within what was written: integrity volumes fail
 	 * verification elsewhere (as on FreeBSD). */
 	target_fd = o->target != NULL ? geli_provider_fd(p) : -1;
-	s->wr = timed_io(vol_write, v, buf, geli_volume_size(v), o->seconds, &cw,
+	s->wr = timed_io(vol_write, v, PHASE_WRITE, buf, geli_volume_size(v), o->seconds, &cw,
 	    &reached);
-	s->rd = timed_io(vol_read, v, buf, reached, o->seconds, &cr, NULL);
+	s->rd = timed_io(vol_read, v, PHASE_READ, buf, reached, o->seconds, &cr, NULL);
 	target_fd = -1;
 	s->cpu = (cw + cr) / 2;
 	geli_volume_close(v);
 	return s->wr < 0 || s->rd < 0 ? -EIO : 0;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-struct stat3 { double min, median, max; };
-
-static struct stat3
-stats(const double *v, int n)
-{
-	double s[MAXRUNS];
-	struct stat3 r;
-
-	memcpy(s, v, sizeof(*v) * (size_t)n);
-	qsort(s, (size_t)n, sizeof(*s), cmp_double);
-	r.min = s[0];
-	r.max = s[n - 1];
-	r.median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-	return r;
 }
 
 /* CPU model and the flags the studies cared about. */
@@ -813,8 +786,11 @@ bench_pool(const struct opts *o)
 		}
 		started = true;
 	}
-	fsize = o->size * (uint64_t)(strcmp(kind, "stripe") == 0 ? width * nvdev :
-	    strcmp(kind, "mirror") == 0 ? nvdev : nvdev * (width - (kind[5] ? kind[5] - '0' : 1))) / 3;
+	/* A third of the pool's usable space: data providers per vdev. */
+	int data = strcmp(kind, "stripe") == 0 ? width :
+	    strcmp(kind, "mirror") == 0 ? 1 :
+	    width - (strcmp(kind, "raidz2") == 0 ? 2 : strcmp(kind, "raidz3") == 0 ? 3 : 1);
+	fsize = o->size * (uint64_t)(nvdev * (data > 0 ? data : 1)) / 3;
 	fsize = fsize / (1 << 20) * (1 << 20);
 	if (fsize > (512u << 20))
 		fsize = 512u << 20;

@@ -78,9 +78,10 @@ attached_name(const char *arg, char *name, size_t len)
 	return true;
 }
 
-/* Every attached name, sorted; returns the count (names malloc'd). */
-static int
-attached_all(char ***out)
+/* Every attached name, sorted; returns the count (free with
+ * attached_names_free). */
+int
+attached_names(char ***out)
 {
 	char **names = NULL, reply[CTL_MAX];
 	struct dirent *e;
@@ -117,8 +118,8 @@ attached_all(char ***out)
 	return n;
 }
 
-static void
-free_names(char **names, int n)
+void
+attached_names_free(char **names, int n)
 {
 	for (int i = 0; i < n; i++)
 		free(names[i]);
@@ -437,19 +438,6 @@ cmd_detach(struct opts *o, int argc, char **argv)
 
 /* ---- suspend, resume ------------------------------------------------------------------ */
 
-static void
-simple_request(const char *name, const char *req)
-{
-	char reply[CTL_MAX];
-	int r;
-
-	r = ctl_call(name, req, NULL, 0, reply, sizeof(reply));
-	if (r == 1)
-		req_error("%s", reply);
-	else if (r < 0)
-		req_error("No such device: %s.", name);
-}
-
 void
 cmd_suspend(struct opts *o, int argc, char **argv)
 {
@@ -457,11 +445,11 @@ cmd_suspend(struct opts *o, int argc, char **argv)
 	int n;
 
 	if (opt_bool(o, 'a')) {
-		n = attached_all(&names);
+		n = attached_names(&names);
 		for (int i = 0; i < n; i++)
 			if (!geli_name_suspended(names[i]))
-				simple_request(names[i], "suspend");
-		free_names(names, n);
+				(void)attached_request(names[i], "suspend", NULL, 0);
+		attached_names_free(names, n);
 		return;
 	}
 	if (argc == 0) {
@@ -473,7 +461,7 @@ cmd_suspend(struct opts *o, int argc, char **argv)
 			req_error("No such device: %s.", argv[i]);
 			return;
 		}
-		simple_request(name, "suspend");
+		(void)attached_request(name, "suspend", NULL, 0);
 	}
 }
 
@@ -605,14 +593,14 @@ select_names(int argc, char **argv, char ***out)
 	char **names, name[256];
 
 	if (argc == 0)
-		return attached_all(out);
+		return attached_names(out);
 	names = calloc((size_t)argc, sizeof(*names));
 	if (names == NULL)
 		return 0;
 	for (int i = 0; i < argc; i++) {
 		if (!attached_name(argv[i], name, sizeof(name))) {
 			req_error("No such geom: %s.", argv[i]);
-			free_names(names, i);
+			attached_names_free(names, i);
 			return 0;
 		}
 		names[i] = strdup(name);
@@ -632,7 +620,7 @@ cmd_list(struct opts *o, int argc, char **argv)
 	for (int i = 0; i < n; i++)
 		list_one(names[i]);
 	if (n > 0)
-		free_names(names, n);
+		attached_names_free(names, n);
 }
 
 void
@@ -664,7 +652,7 @@ cmd_status(struct opts *o, int argc, char **argv)
 		printf("%*s  %*s  %s\n", (int)wn, full, (int)ws,
 		    status_get(s, "state", v, sizeof(v)), comp);
 	}
-	free_names(names, n);
+	attached_names_free(names, n);
 }
 
 /* ---- Helpers for the other verbs -------------------------------------------------- */
@@ -703,16 +691,4 @@ attached_request(const char *name, const char *req, const void *key,
 	else if (r < 0)
 		req_error("No such device: %s.", name);
 	return r == 0 ? 0 : -1;
-}
-
-int
-attached_names(char ***names)
-{
-	return attached_all(names);
-}
-
-void
-attached_names_free(char **names, int n)
-{
-	free_names(names, n);
 }

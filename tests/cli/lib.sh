@@ -122,6 +122,24 @@ need_fuse() {
 	fi
 }
 
+# need_zfs_fuse: a zfs-fuse daemon of this test's own, started here with a
+# pid file and stopped by that PID at exit after its pools are exported.  One
+# that is already running belongs to somebody else: skip rather than touch it.
+need_zfs_fuse() {
+	if ! command -v zfs-fuse >/dev/null || ! command -v zpool >/dev/null; then
+		skip "zfs-fuse not installed"
+		return 1
+	fi
+	if zpool list >/dev/null 2>&1; then
+		skip "a zfs-fuse daemon that is not ours is running"
+		return 1
+	fi
+	zfs-fuse --pidfile "$T/zfs.pid" --no-kstat-mount >/dev/null 2>&1
+	zpid=$(cat "$T/zfs.pid" 2>/dev/null)
+	on_exit 'for p in $(zpool list -H -o name 2>/dev/null); do zpool export -f "$p" 2>/dev/null; done; [ -n "$zpid" ] && kill "$zpid" 2>/dev/null; for i in $(seq 50); do kill -0 "$zpid" 2>/dev/null || break; sleep 0.2; done'
+	check "zfs-fuse answers" wait_for zpool list
+}
+
 # attached NAME: the daemon of NAME answers.
 attached() { "$GELI" status "$1" >/dev/null 2>&1; }
 

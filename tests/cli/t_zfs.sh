@@ -5,19 +5,7 @@
 # with and without integrity; a pool keeps its providers from being detached.
 . "$(dirname "$0")/lib.sh"
 need_fuse || { done_testing; exit; }
-if ! command -v zfs-fuse >/dev/null || ! command -v zpool >/dev/null; then
-	skip "zfs-fuse not installed"; done_testing; exit
-fi
-
-# zfs-fuse, started and stopped by this test (by its PID).  One that is
-# already running is somebody else's: leave it alone.
-if zpool list >/dev/null 2>&1; then
-	skip "a zfs-fuse daemon that is not ours is running"; done_testing; exit
-fi
-zfs-fuse --pidfile "$T/zfs.pid" --no-kstat-mount >/dev/null 2>&1
-zpid=$(cat "$T/zfs.pid" 2>/dev/null)
-on_exit 'for p in $(zpool list -H -o name 2>/dev/null | grep "^gt"); do zpool export -f "$p" 2>/dev/null; done; [ -n "$zpid" ] && kill "$zpid" 2>/dev/null; for i in $(seq 50); do kill -0 "$zpid" 2>/dev/null || break; sleep 0.2; done'
-check "zfs-fuse answers" wait_for zpool list
+need_zfs_fuse || { done_testing; exit; }
 R=$GELI_RUNDIR
 
 passfile "$T/pass" "zfs on geli"

@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# docs/zfs-on-geli.md, run (issue 5): every command block of the document is
+# read out of it and run, in order, with zfs-fuse, with this test's paths in
+# place of the system's; the outcome of each is checked.  Also: every block is
+# tagged and run, the unit shown is contrib/geli-boot.service, systemd accepts
+# it, and its ExecStart/ExecStop lines work.
+. "$(dirname "$0")/lib.sh"
+need_fuse || { done_testing; exit; }
+need_zfs_fuse || { done_testing; exit; }
+
+TOP=$(cd "$GELI_TESTS/.." && pwd)
+DOC=$TOP/docs/zfs-on-geli.md
+ROOT=$T/root                    # stands for /
+ALT=$T/alt                      # pools mount under it
+mkdir -p "$ROOT/root" "$ROOT/dev" "$ROOT/etc/default" "$ROOT/etc/zfs" \
+	"$ROOT/etc/systemd/system" "$ROOT/usr/local/sbin" "$ALT"
+export GELI_BOOT_CONF=$ROOT/etc/default/geli
+export PATH="$(dirname "$GELI"):$ROOT/usr/local/sbin:$PATH"
+
+for d in b c d e f g h i j k; do mkprov "$ROOT/dev/sd$d" 96M; done
+passfile "$ROOT/root/tank.pass" "tank passphrase"
+
+# The document's paths, made this test's: /dev/sdX, /root, /etc, /usr/local
+# under $ROOT, /run/geli as $GELI_RUNDIR, systemctl on $ROOT, pools mounted
+# under $ALT (zpool create -m; zfs-fuse's -R mounts every pool on the altroot
+# itself), and a short PBKDF2 for geli init with a passphrase (its default
+# calibration costs seconds per provider).
+localize() {
+	sed -e "s#\(^\|[ =>\"']\)/\(root/\|etc/\|usr/local/\|dev/sd\)#\1$ROOT/\2#g" \
+		-e "s#/run/geli#$GELI_RUNDIR#g" \
+		-e "s#systemctl #systemctl --root=$ROOT #" \
+		-e "s#zpool create \(\(-O [^ ]* \)*\)\([a-z]*\) #zpool create \1-m $ALT/\3 \3 #" \
+		-e "/ -P /!s#geli init #geli init -i 1000 #"
+}
+# The lines of the ```sh block after the tag <!-- run: NAME -->.
+block() {
+	awk -v tag="<!-- run: $1 -->" '
+		$0 == tag { want = 1; next }
+		want && /^```sh$/ { inside = 1; next }
+		inside && /^```$/ { exit }
+		inside { print }' "$DOC"
+}
+RAN=()
+# doc NAME: run the block; its stdout in $T/out, stderr in $T/err, status in rc.
+doc() {
+	block "$1" | localize >"$T/block.sh"
+	if [ ! -s "$T/block.sh" ]; then nok "block '$1' is in the document"; return; fi
+	(cd "$TOP" && . "$T/block.sh") >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	RAN+=("$1")
+}
+say() { { echo "block $1 (status $rc):"; cat "$T/block.sh" "$T/err"; } | diag; }
+state() { zpool status "$1" 2>/dev/null | sed -n 's/^ *state: //p'; }
+scrub_clean() {
+	wait_for bash -c "zpool status $1 | grep -q 'scrub completed'" &&
+		zpool status "$1" | grep -q "with 0 errors"
+}
+head -c 5000000 /dev/urandom >"$T/data"
+sum=$(md5sum <"$T/data")
+data_ok() { [ "$(md5sum <"$ALT/$1/data" 2>/dev/null)" = "$sum" ]; }
+
+# The document keeps its promise: every command block is tagged and run.
+doc_blocks=$(grep -c '^```sh$' "$DOC")
+doc_tags=$(grep -c '^<!-- run: [a-z-]* -->$' "$DOC")
+check "every command block of the document is tagged for this test ($doc_blocks)" \
+	test "$doc_blocks" -gt 0 -a "$doc_blocks" = "$doc_tags"
+
+doc create
+if [ "$(state tank)" = ONLINE ]; then
+	cp "$T/data" "$ALT/tank/data" && sync
+	check "create: a compressed raidz of 4 attached providers" \
+		bash -c "zpool status tank | grep -q raidz1 && [ \$(zfs get -H -o value compression tank) = on ]"
+else nok "create: pool tank"; say create; fi
+
+doc log
+check "log: a GELI provider as the log device" \
+	bash -c "zpool status tank | grep -A1 '^	logs' | grep -q '$GELI_RUNDIR/sdf.eli'"
+
+doc keyfile
+if [ "$(state backup)" = ONLINE ]; then
+	cp "$T/data" "$ALT/backup/data" && sync
+	check "keyfile: providers without a passphrase carry a mirror" \
+		bash -c "[ \"\$($GELI dump $ROOT/dev/sdg | sed -n 's/^ *iterations: //p')\" = -1 ] && zpool status backup | grep -q mirror"
+else nok "keyfile: pool backup"; say keyfile; fi
+
+doc integrity
+if [ "$(state safe)" = ONLINE ]; then
+	check "integrity: dd stops at the end of the provider with the message the document gives" \
+		grep -q "No space left on device" "$T/err"
+	cp "$T/data" "$ALT/safe/data" && sync
+	zpool scrub safe
+	check "integrity: a raidz on HMAC/SHA256 providers, written and scrubbed clean" \
+		bash -c "$(declare -f scrub_clean wait_for); scrub_clean safe && [ \"\$(md5sum <$ALT/safe/data)\" = '$sum' ]"
+else nok "integrity: pool safe"; say integrity; fi
+
+doc reimport
+check "reimport: export, detach, attach, import: ONLINE, data equal" \
+	bash -c "[ '$(state tank)' = ONLINE ] && $(declare -f data_ok); ALT=$ALT sum='$sum' data_ok tank"
+
+doc busy
+check "busy: detach of a pool member refused with FreeBSD's message, exit 1" \
+	bash -c "[ $rc = 1 ] && [ \"\$(cat $T/err)\" = 'geli: Cannot destroy device sdb.eli (error=16).' ]"
+
+doc missing
+check "missing: sde not attached at import: DEGRADED" test "$(state tank)" = DEGRADED
+check "missing: the document's zpool status shows it" grep -q "state: DEGRADED" "$T/out"
+check "missing: the data reads back correct" data_ok tank
+
+doc online
+check "online: attach and zpool online: ONLINE" wait_for bash -c "zpool status tank | grep -q 'state: ONLINE'"
+check "online: the scrub ends with no errors" scrub_clean tank
+check "online: data still equal" data_ok tank
+
+doc boot-install
+cp "$ROOT/etc/default/geli" "$T/conf"
+check "boot-install: the script, the unit, the configuration and the enable symlinks are in place" \
+	test -x "$ROOT/usr/local/sbin/geli-boot" -a -L "$ROOT/etc/systemd/system/zfs-import.target.wants/geli-boot.service" \
+	-a -L "$ROOT/etc/systemd/system/zfs-fuse.service.wants/geli-boot.service" -a -s "$ROOT/etc/zfs/zpool.cache"
+check "the unit in the document is contrib/geli-boot.service" \
+	cmp -s <(awk '/^<!-- unit: contrib\/geli-boot.service -->$/ { w = 1; next }
+		w && /^```ini$/ { i = 1; next } i && /^```$/ { exit } i' "$DOC") "$TOP/contrib/geli-boot.service"
+if command -v systemd-analyze >/dev/null; then
+	check "systemd-analyze verify accepts the unit" \
+		systemd-analyze verify --root="$ROOT" --man=no geli-boot.service
+else
+	skip "systemd-analyze not installed"
+fi
+
+# Shutdown and boot, as the unit does them: its own ExecStop and ExecStart.
+unit_exec() { sed -n "s/^$1=//p" "$ROOT/etc/systemd/system/geli-boot.service" | localize; }
+zpool export backup
+run bash -c "$(unit_exec ExecStop)"
+check "the unit's ExecStop detaches the configured providers" \
+	bash -c "[ $rc = 0 ] && [ ! -e $GELI_RUNDIR/sdg.eli ] && [ ! -e $GELI_RUNDIR/sdh.eli ]"
+run bash -c "$(unit_exec ExecStart)"
+check "the unit's ExecStart attaches them with the keyfile (no prompt)" \
+	bash -c "[ $rc = 0 ] && [ -e $GELI_RUNDIR/sdg.eli ] && [ -e $GELI_RUNDIR/sdh.eli ]"
+run bash -c "$(unit_exec ExecStart)"
+check "a second ExecStart leaves attached providers alone" test "$rc" = 0
+run env GELI_BOOT_CONF="$ROOT/etc/default/geli" "$ROOT/usr/local/sbin/geli-boot" status
+check "geli-boot status lists them attached" test "$rc" = 0 -a "$(grep -c ': attached as' "$T/out")" = 2
+run bash -c "$(unit_exec ExecStop)"
+
+doc boot
+check "boot: geli-boot start, zpool import: ONLINE, data equal" \
+	bash -c "[ '$(state backup)' = ONLINE ] && $(declare -f data_ok); ALT=$ALT sum='$sum' data_ok backup"
+doc shutdown
+check "shutdown: zpool export, geli-boot stop: nothing attached" \
+	bash -c "[ $rc = 0 ] && ! zpool list backup >/dev/null 2>&1 && [ ! -e $GELI_RUNDIR/sdg.eli ] && [ ! -e $GELI_RUNDIR/sdh.eli ]"
+
+# geli-boot's errors: a missing provider, a wrong key (tried geli_tries times).
+printf 'geli_devices="%s"\ngeli_tries=2\ngeli_default_flags="-p -k %s"\n' \
+	"$ROOT/dev/sdz $ROOT/dev/sdg" "$ROOT/root/tank.pass" >"$T/bad.conf"
+run env GELI_BOOT_CONF="$T/bad.conf" "$ROOT/usr/local/sbin/geli-boot" start
+check "geli-boot: a missing provider and a wrong key: exit 1, both reported, two attempts" \
+	bash -c "[ $rc = 1 ] && grep -q 'sdz does not exist' $T/err && [ \$(grep -c 'Attach failed; attempt' $T/out) = 2 ] && [ ! -e $GELI_RUNDIR/sdg.eli ]"
+printf 'geli_devices="%s"\ngeli_%s_flags="-p -k %s"\n' "$ROOT/dev/sdg" \
+	"$(printf %s "$ROOT/dev/sdg" | tr -c 'A-Za-z0-9_' _)" "$ROOT/root/backup.key" >"$T/flags.conf"
+printf 'geli_default_flags="-p -k %s"\n' "$ROOT/root/tank.pass" >>"$T/flags.conf"
+run env GELI_BOOT_CONF="$T/flags.conf" "$ROOT/usr/local/sbin/geli-boot" start
+check "geli-boot: per-provider flags win over the default flags" \
+	bash -c "[ $rc = 0 ] && [ -e $GELI_RUNDIR/sdg.eli ]"
+env GELI_BOOT_CONF="$T/flags.conf" "$ROOT/usr/local/sbin/geli-boot" stop
+run "$ROOT/usr/local/sbin/geli-boot" restart
+check "geli-boot: an unknown verb gets the usage, exit 2" \
+	bash -c "[ $rc = 2 ] && grep -q '^usage: geli-boot start|stop|status' $T/err"
+
+# Moving FreeBSD's disks: three providers FreeBSD's geli init made (v3 AES-CBC
+# from 6.2 and 7.0, v7 AES-XTS from 11.0, one passphrase) as sdb3, sdc3, sdd3.
+# "On FreeBSD": a raidz on them, exported, detached.  Then the document's steps.
+zpool export tank
+geli detach sdb sdc sdd sde sdf >/dev/null 2>&1
+passfile "$ROOT/root/tank.pass" openwall123
+i=0
+for f in fbsd62-v3-aescbc128-openwall123 fbsd70-v3-aescbc128-openwall123 fbsd11-v7-aesxts128-openwall123; do
+	i=$((i + 1))
+	p=$ROOT/dev/sd$(echo bcd | cut -c$i)3
+	mkprov "$p" 1G
+	dd if="$FIX/$f.raw" of="$p" bs=8192 seek=$(((1073741824 - 8192) / 8192)) conv=notrunc status=none
+done
+if geli attach -j "$ROOT/root/tank.pass" "$ROOT"/dev/sd[bcd]3 &&
+	zpool create -m "$ALT/tank" tank raidz "$GELI_RUNDIR"/sd[bcd]3.eli >"$T/zc.log" 2>&1; then
+	cp "$T/data" "$ALT/tank/data" && sync
+	zpool export tank
+	geli detach sdb3 sdc3 sdd3
+	doc freebsd
+	check "freebsd: geli dump shows FreeBSD's metadata (version 3, AES-CBC)" \
+		bash -c "grep -q '^   version: 3$' $T/out && grep -q '^     ealgo: AES-CBC$' $T/out"
+	check "freebsd: FreeBSD's providers attach with their passphrase; the raidz imports ONLINE, data equal" \
+		bash -c "[ '$(state tank)' = ONLINE ] && $(declare -f data_ok); ALT=$ALT sum='$sum' data_ok tank"
+	zpool export tank
+	geli detach sdb3 sdc3 sdd3
+else
+	nok "freebsd: a raidz on FreeBSD's providers"; diag <"$T/zc.log"
+fi
+for p in $(zpool list -H -o name 2>/dev/null); do zpool export -f "$p"; done
+
+# Every tagged block was run above.
+missing=""
+for tag in $(sed -n 's/^<!-- run: \([a-z-]*\) -->$/\1/p' "$DOC"); do
+	case " ${RAN[*]} " in *" $tag "*) ;; *) missing="$missing $tag" ;; esac
+done
+check "every tagged block was run${missing:+ (not run:$missing)}" test -z "$missing"
+done_testing

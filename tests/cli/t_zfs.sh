@@ -75,11 +75,25 @@ fi
 "$GELI" detach p4.img
 "$GELI" attach -j "$T/pass" "$T/p4.img"
 
-# A pool keeps its providers busy.
-zpool create -f -m "$T/mnt-gtbusy" gtbusy $(e p1 p2) >/dev/null 2>&1
+# A pool keeps its providers busy; -f pulls one out from under it.
+zpool create -f -m "$T/mnt-gtbusy" gtbusy $(e mirror p1 p2) >/dev/null 2>&1
+cp "$T/data" "$T/mnt-gtbusy/data" && sync
 expect_err "detach of a provider in use by a pool is refused" \
 	"geli: Cannot destroy device p1.img.eli (error=16)." -- "$GELI" detach p1.img
-zpool destroy -f gtbusy 2>/dev/null
+check "the refused provider is still attached" attached p1.img
+expect_ok "detach -f of a pool member goes through" "$GELI" detach -f p2.img
+check "after detach -f: the provider is gone" wait_for fails attached p2.img
+zpool scrub gtbusy 2>/dev/null
+wait_for bash -c "zpool status gtbusy | grep -q 'scrub completed'"
+check "the mirror goes on without it (DEGRADED), data correct" \
+	bash -c "zpool status gtbusy | grep -q 'state: DEGRADED' && [ \"\$(md5sum <$T/mnt-gtbusy/data)\" = '$sum' ]"
+"$GELI" attach -j "$T/pass" "$T/p2.img"
+zpool online gtbusy "$R/p2.img.eli" >/dev/null 2>&1
+zpool clear gtbusy 2>/dev/null
+zpool scrub gtbusy
+check "attach again, zpool online, scrub: ONLINE and clean" \
+	bash -c "$(declare -f wait_for); wait_for bash -c \"zpool status gtbusy | grep -q 'scrub completed'\" && zpool status gtbusy | grep -q 'state: ONLINE' && zpool status gtbusy | grep -q 'with 0 errors'"
+for i in 1 2 3 4 5; do zpool destroy -f gtbusy 2>/dev/null && break; sleep 1; done
 
 # Survival: one provider not attached at import.
 for layout in "raidz p1 p2 p3" "mirror p4 p5"; do

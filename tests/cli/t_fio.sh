@@ -7,6 +7,8 @@ need_fuse || { done_testing; exit; }
 if ! command -v fio >/dev/null; then skip "fio not installed"; done_testing; exit; fi
 
 passfile "$T/pass" "fio"
+# fio leaves its verify state files in the working directory: keep them in $T.
+fio() { (cd "$T" && command fio "$@"); }
 while read -r desc opts; do
 	prov=$T/f.img
 	eli=$GELI_RUNDIR/f.img.eli

@@ -6,11 +6,50 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "workers.h"
 
-/* About 20-50 microseconds of pause instructions. */
-#define SPIN_ROUNDS 2000
+/*
+ * How long a thread spins before it sleeps: a little more than the gap
+ * between two requests of a sequential stream through FUSE (the reply of
+ * 1 MiB and the reader's next call, 110-150 us on the 2-core machine of
+ * docs/benchmarks.md), since a wake-up from sleep costs that machine
+ * 50-100 us, which a worker that slept through the gap adds to every
+ * request.  Counted in time: a pause takes 10-140 cycles by CPU model.
+ */
+#define SPIN_NS 200000
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+#define cpu_relax() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define cpu_relax() __asm__ __volatile__("yield")
+#else
+#define cpu_relax() do { } while (0)
+#endif
+
+/* Pause while cond holds, at most SPIN_NS, giving the core every 64 rounds
+ * to anything else that wants it. */
+#define SPIN_WHILE(cond) do {						\
+	uint64_t spin_t0_ = mono_ns();					\
+	for (unsigned spin_i_ = 1; (cond); spin_i_++) {			\
+		cpu_relax();						\
+		if (spin_i_ % 64 == 0) {				\
+			if (mono_ns() - spin_t0_ > SPIN_NS)		\
+				break;					\
+			sched_yield();					\
+		}							\
+	}								\
+} while (0)
 
 struct worker {
 	struct workers *w;
@@ -25,7 +64,8 @@ struct workers {
 	void *targ;
 	pthread_mutex_t lock;
 	pthread_cond_t cv_work, cv_done;
-	bool stop, busy;
+	atomic_bool stop;		/* read without the lock while spinning */
+	bool busy;
 	_Atomic uint64_t gen;		/* read without the lock while spinning */
 	unsigned active;
 	/* The current job. */
@@ -75,13 +115,7 @@ worker_main(void *p)
 		 * requests): spin a little before sleeping, so that a new job
 		 * does not pay for a wake-up. */
 		pthread_mutex_unlock(&w->lock);
-		for (int i = 0; i < SPIN_ROUNDS && atomic_load(&w->gen) == seen &&
-		    !w->stop; i++) {
-			__builtin_ia32_pause();
-			/* Give the core away if anything else wants it. */
-			if ((i & 63) == 63)
-				sched_yield();
-		}
+		SPIN_WHILE(atomic_load(&w->gen) == seen && !atomic_load(&w->stop));
 		pthread_mutex_lock(&w->lock);
 		while (!w->stop && w->gen == seen)
 			pthread_cond_wait(&w->cv_work, &w->lock);
@@ -176,11 +210,7 @@ workers_run(struct workers *w, work_fn fn, void *arg, void *caller_tls,
 
 	work(w, fn, arg, caller_tls, nitems, grain);
 
-	for (int i = 0; i < SPIN_ROUNDS && atomic_load(&w->done) < nitems; i++) {
-		__builtin_ia32_pause();
-		if ((i & 63) == 63)
-			sched_yield();
-	}
+	SPIN_WHILE(atomic_load(&w->done) < nitems);
 	pthread_mutex_lock(&w->lock);
 	while (w->active > 0 || atomic_load(&w->done) < nitems)
 		pthread_cond_wait(&w->cv_done, &w->lock);

@@ -266,6 +266,15 @@ GELI_API int geli_provider_write_metadata(struct geli_provider *p,
 
 #define GELI_VOLUME_READONLY 0x1	/* writes fail with -EROFS */
 #define GELI_VOLUME_ONETIME  0x2	/* no metadata sector reserved (§8.1) */
+/*
+ * Decrypt reads straight from a read-only shared mapping of the provider
+ * (one copy less than pread + decrypt in place) when the volume has no
+ * integrity and the provider is not O_DIRECT.  Installs a SIGBUS handler
+ * for the process: a page of the mapping that cannot be read (an I/O error,
+ * a file shrunk underneath) sends that read down the pread path, which
+ * reports the error, instead of killing the process.
+ */
+#define GELI_VOLUME_MMAP     0x4
 
 /*
  * The decrypted provider.  Takes ownership of p.  mkey is the 128-byte

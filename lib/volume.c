@@ -49,7 +49,7 @@ struct geli_volume {
 	unsigned inflight;
 	atomic_uint_fast64_t integrity_errors;
 	const uint8_t *map;		/* GELI_VOLUME_MMAP: the provider, read-only */
-	size_t maplen;
+	size_t maplen, pagesize;
 };
 
 /* ---- Thread contexts ----------------------------------------------------------- */
@@ -180,6 +180,9 @@ range_unlock(struct geli_volume *v, struct range *r)
  * goes to whatever handled it before.
  */
 static _Thread_local sigjmp_buf *volatile map_jb;
+/* Read only resident pages from the mapping.  test_volume turns it off to
+ * reach the SIGBUS path, which a cut file would otherwise never take. */
+bool volume_map_resident_only = true;
 static _Thread_local const uint8_t *map_lo, *map_hi;
 static struct sigaction map_old_bus;
 static pthread_once_t map_bus_once = PTHREAD_ONCE_INIT;
@@ -230,6 +233,7 @@ map_provider(struct geli_volume *v)
 		return;
 	v->map = m;
 	v->maplen = (size_t)v->size;
+	v->pagesize = (size_t)sysconf(_SC_PAGESIZE);
 }
 
 static void
@@ -251,7 +255,7 @@ static __attribute__((noinline)) int
 map_decrypt(struct geli_volume *v, struct sector_ctx *c, uint64_t first,
     size_t count, uint8_t *plain)
 {
-	static size_t pg;
+	const size_t pg = v->pagesize;
 	unsigned char resident[CHUNK_BYTES / 4096 + 2];
 	uintptr_t a = (uintptr_t)(v->map + first * v->g.S), b = a + count * v->g.S;
 	sigjmp_buf jb;
@@ -262,15 +266,15 @@ map_decrypt(struct geli_volume *v, struct sector_ctx *c, uint64_t first,
 	 * with pread, whose readahead suits a disk and whose errors are
 	 * errors, not signals.
 	 */
-	if (pg == 0)
-		pg = (size_t)sysconf(_SC_PAGESIZE);
 	a &= ~(uintptr_t)(pg - 1);
-	if ((b - a + pg - 1) / pg > sizeof(resident) ||
-	    mincore((void *)a, b - a, resident) != 0)
-		return 1;
-	for (size_t i = 0; i < (b - a + pg - 1) / pg; i++)
-		if (!(resident[i] & 1))
+	if (volume_map_resident_only) {
+		if ((b - a + pg - 1) / pg > sizeof(resident) ||
+		    mincore((void *)a, b - a, resident) != 0)
 			return 1;
+		for (size_t i = 0; i < (b - a + pg - 1) / pg; i++)
+			if (!(resident[i] & 1))
+				return 1;
+	}
 	if (sigsetjmp(jb, 0) != 0) {
 		map_jb = NULL;
 		return 1;

@@ -163,4 +163,22 @@ check "status lists both providers" test "$(grep -c ACTIVE "$T/out")" = 2
 expect_ok "detach two providers in one call" "$GELI" detach disk.img auth.img.eli
 check "nothing is left in the run directory" test -z "$(ls "$GELI_RUNDIR"/*.eli "$GELI_RUNDIR"/*.ctl 2>/dev/null)"
 
+# The provider file cut short while attached: reads past the cut fail with
+# EIO (the daemon reads through a mapping, where such a read is a SIGBUS),
+# the daemon lives on, reads before the cut still work.
+mkprov "$T/cut.img" 8M
+"$GELI" init -B none -i 100 -s 4096 -J "$T/pass" "$T/cut.img" >/dev/null
+"$GELI" attach -j "$T/pass" "$T/cut.img"
+ceil=$GELI_RUNDIR/cut.img.eli
+head -c 4M /dev/urandom >"$T/cut.data"
+dd if="$T/cut.data" of="$ceil" bs=1M conv=notrunc status=none
+dd if="$ceil" of=/dev/null bs=1M status=none	# everything in the page cache
+truncate -s 2M "$T/cut.img"
+run dd if="$ceil" of=/dev/null bs=1M skip=3 count=1
+check "a read past the cut: Input/output error" grep -q "Input/output error" "$T/err"
+check "the daemon lives" attached cut.img
+check "a read before the cut returns the data" \
+	bash -c "cmp -s <(dd if='$ceil' bs=1M count=1 status=none) <(head -c 1M '$T/cut.data')"
+"$GELI" detach -f cut.img
+
 done_testing

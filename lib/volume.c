@@ -258,6 +258,7 @@ map_decrypt(struct geli_volume *v, struct sector_ctx *c, uint64_t first,
 	const size_t pg = v->pagesize;
 	unsigned char resident[CHUNK_BYTES / 4096 + 2];
 	uintptr_t a = (uintptr_t)(v->map + first * v->g.S), b = a + count * v->g.S;
+	size_t npages;
 	sigjmp_buf jb;
 	int error = 0;
 
@@ -267,11 +268,12 @@ map_decrypt(struct geli_volume *v, struct sector_ctx *c, uint64_t first,
 	 * errors, not signals.
 	 */
 	a &= ~(uintptr_t)(pg - 1);
+	npages = (b - a + pg - 1) / pg;
 	if (volume_map_resident_only) {
-		if ((b - a + pg - 1) / pg > sizeof(resident) ||
+		if (npages > sizeof(resident) ||
 		    mincore((void *)a, b - a, resident) != 0)
 			return 1;
-		for (size_t i = 0; i < (b - a + pg - 1) / pg; i++)
+		for (size_t i = 0; i < npages; i++)
 			if (!(resident[i] & 1))
 				return 1;
 	}

@@ -140,6 +140,16 @@ need_zfs_fuse() {
 	check "zfs-fuse answers" wait_for zpool list
 }
 
+# zpool_scrubbed POOL: POOL's scrub ended (waits up to 30 s).
+zpool_scrubbed() {
+	local i
+	for i in $(seq 300); do
+		zpool status "$1" 2>/dev/null | grep -q 'scrub completed' && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # attached NAME: the daemon of NAME answers.
 attached() { "$GELI" status "$1" >/dev/null 2>&1; }
 

@@ -29,7 +29,7 @@ while IFS=: read -r name opts vdevs; do
 	fi
 	cp "$T/data" "$T/mnt-$pool/data" && sync
 	zpool scrub "$pool"
-	wait_for bash -c "zpool status $pool | grep -q 'scrub completed'"
+	zpool_scrubbed "$pool"
 	bad=""
 	zpool status "$pool" | grep -q "with 0 errors" || bad="$bad scrub"
 	zpool export "$pool" || bad="$bad export"
@@ -84,7 +84,7 @@ check "the refused provider is still attached" attached p1.img
 expect_ok "detach -f of a pool member goes through" "$GELI" detach -f p2.img
 check "after detach -f: the provider is gone" wait_for fails attached p2.img
 zpool scrub gtbusy 2>/dev/null
-wait_for bash -c "zpool status gtbusy | grep -q 'scrub completed'"
+zpool_scrubbed gtbusy
 check "the mirror goes on without it (DEGRADED), data correct" \
 	bash -c "zpool status gtbusy | grep -q 'state: DEGRADED' && [ \"\$(md5sum <$T/mnt-gtbusy/data)\" = '$sum' ]"
 "$GELI" attach -j "$T/pass" "$T/p2.img"
@@ -92,7 +92,7 @@ zpool online gtbusy "$R/p2.img.eli" >/dev/null 2>&1
 zpool clear gtbusy 2>/dev/null
 zpool scrub gtbusy
 check "attach again, zpool online, scrub: ONLINE and clean" \
-	bash -c "$(declare -f wait_for); wait_for bash -c \"zpool status gtbusy | grep -q 'scrub completed'\" && zpool status gtbusy | grep -q 'state: ONLINE' && zpool status gtbusy | grep -q 'with 0 errors'"
+	eval 'zpool_scrubbed gtbusy && zpool status gtbusy | grep -q "state: ONLINE" && zpool status gtbusy | grep -q "with 0 errors"'
 for i in 1 2 3 4 5; do zpool destroy -f gtbusy 2>/dev/null && break; sleep 1; done
 
 # Survival: one provider not attached at import.
@@ -113,7 +113,7 @@ for layout in "raidz p1 p2 p3" "mirror p4 p5"; do
 	zpool online "$pool" "$R/$last.img.eli" >/dev/null 2>&1
 	check "$kind: after attach and zpool online: ONLINE" wait_for bash -c "zpool status $pool | grep -q 'state: ONLINE'"
 	zpool scrub "$pool"
-	wait_for bash -c "zpool status $pool | grep -q 'scrub completed'"
+	zpool_scrubbed "$pool"
 	check "$kind: scrub clean" bash -c "zpool status $pool | grep -q 'with 0 errors'"
 	for i in 1 2 3 4 5; do zpool destroy -f "$pool" 2>/dev/null && break; sleep 1; done
 done
@@ -140,7 +140,7 @@ for mode in integrity plain; do
 	zpool import -d "$R" "$pool" >/dev/null 2>&1
 	check "$mode: the data reads back correct despite the damage" test "$(md5sum <"$T/mnt-$pool/data")" = "$sum"
 	zpool scrub "$pool"
-	wait_for bash -c "zpool status $pool | grep -q 'scrub completed'"
+	zpool_scrubbed "$pool"
 	zpool status "$pool" >"$T/st"
 	# zfs-fuse counts a read that failed (EIO) under READ or CKSUM; what
 	# tells the two modes apart is who noticed: the daemon or ZFS alone.
@@ -159,7 +159,7 @@ for mode in integrity plain; do
 	check "$mode: the scrub repaired it (no data errors)" grep -q "No known data errors" "$T/st"
 	zpool clear "$pool"
 	zpool scrub "$pool"
-	wait_for bash -c "zpool status $pool | grep -q 'scrub completed'"
+	zpool_scrubbed "$pool"
 	check "$mode: a second scrub is clean" bash -c "zpool status $pool | grep -q 'with 0 errors'"
 	for i in 1 2 3 4 5; do zpool destroy -f "$pool" 2>/dev/null && break; sleep 1; done
 	"$GELI" detach q1.img q2.img q3.img

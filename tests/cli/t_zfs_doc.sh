@@ -52,12 +52,26 @@ doc() {
 say() { { echo "block $1 (status $rc):"; cat "$T/block.sh" "$T/err"; } | diag; }
 state() { zpool status "$1" 2>/dev/null | sed -n 's/^ *state: //p'; }
 scrub_clean() {
-	wait_for bash -c "zpool status $1 | grep -q 'scrub completed'" &&
-		zpool status "$1" | grep -q "with 0 errors"
+	zpool_scrubbed "$1"
+	zpool status "$1" | grep -q "with 0 errors" && return
+	zpool status "$1" | diag
+	return 1
 }
 head -c 5000000 /dev/urandom >"$T/data"
 sum=$(md5sum <"$T/data")
 data_ok() { [ "$(md5sum <"$ALT/$1/data" 2>/dev/null)" = "$sum" ]; }
+online() { [ "$(state "$1")" = ONLINE ]; }
+online_with_data() { online "$1" && data_ok "$1"; }
+# made POOL BLOCK: the block made POOL (which then gets the data), or a failure.
+made() {
+	if online "$1"; then cp "$T/data" "$ALT/$1/data" && sync; return; fi
+	nok "$2: pool $1"
+	say "$2"
+	return 1
+}
+# eli NAME... / no_eli NAME...: these providers are (not) attached.
+eli() { local n; for n; do [ -e "$GELI_RUNDIR/$n.eli" ] || return 1; done; }
+no_eli() { local n; for n; do [ ! -e "$GELI_RUNDIR/$n.eli" ] || return 1; done; }
 
 # The document keeps its promise: every command block is tagged and run.
 doc_blocks=$(grep -c '^```sh$' "$DOC")
@@ -66,36 +80,29 @@ check "every command block of the document is tagged for this test ($doc_blocks)
 	test "$doc_blocks" -gt 0 -a "$doc_blocks" = "$doc_tags"
 
 doc create
-if [ "$(state tank)" = ONLINE ]; then
-	cp "$T/data" "$ALT/tank/data" && sync
-	check "create: a compressed raidz of 4 attached providers" \
-		bash -c "zpool status tank | grep -q raidz1 && [ \$(zfs get -H -o value compression tank) = on ]"
-else nok "create: pool tank"; say create; fi
+made tank create && check "create: a compressed raidz of 4 attached providers" \
+	bash -c "zpool status tank | grep -q raidz1 && [ \$(zfs get -H -o value compression tank) = on ]"
 
 doc log
 check "log: a GELI provider as the log device" \
 	bash -c "zpool status tank | grep -A1 '^	logs' | grep -q '$GELI_RUNDIR/sdf.eli'"
 
 doc keyfile
-if [ "$(state backup)" = ONLINE ]; then
-	cp "$T/data" "$ALT/backup/data" && sync
-	check "keyfile: providers without a passphrase carry a mirror" \
-		bash -c "[ \"\$($GELI dump $ROOT/dev/sdg | sed -n 's/^ *iterations: //p')\" = -1 ] && zpool status backup | grep -q mirror"
-else nok "keyfile: pool backup"; say keyfile; fi
+made backup keyfile && check "keyfile: providers without a passphrase carry a mirror" \
+	bash -c "[ \"\$($GELI dump $ROOT/dev/sdg | sed -n 's/^ *iterations: //p')\" = -1 ] && zpool status backup | grep -q mirror"
 
 doc integrity
-if [ "$(state safe)" = ONLINE ]; then
+if made safe integrity; then
 	check "integrity: dd stops at the end of the provider with the message the document gives" \
 		grep -q "No space left on device" "$T/err"
-	cp "$T/data" "$ALT/safe/data" && sync
 	zpool scrub safe
 	check "integrity: a raidz on HMAC/SHA256 providers, written and scrubbed clean" \
-		bash -c "$(declare -f scrub_clean wait_for); scrub_clean safe && [ \"\$(md5sum <$ALT/safe/data)\" = '$sum' ]"
-else nok "integrity: pool safe"; say integrity; fi
+		eval 'scrub_clean safe && data_ok safe'
+fi
 
 doc reimport
 check "reimport: export, detach, attach, import: ONLINE, data equal" \
-	bash -c "[ '$(state tank)' = ONLINE ] && $(declare -f data_ok); ALT=$ALT sum='$sum' data_ok tank"
+	online_with_data tank
 
 doc busy
 check "busy: detach of a pool member refused with FreeBSD's message, exit 1" \
@@ -107,7 +114,7 @@ check "missing: the document's zpool status shows it" grep -q "state: DEGRADED" 
 check "missing: the data reads back correct" data_ok tank
 
 doc online
-check "online: attach and zpool online: ONLINE" wait_for bash -c "zpool status tank | grep -q 'state: ONLINE'"
+check "online: attach and zpool online: ONLINE" wait_for online tank
 check "online: the scrub ends with no errors" scrub_clean tank
 check "online: data still equal" data_ok tank
 
@@ -131,10 +138,10 @@ unit_exec() { sed -n "s/^$1=//p" "$ROOT/etc/systemd/system/geli-boot.service" | 
 zpool export backup
 run bash -c "$(unit_exec ExecStop)"
 check "the unit's ExecStop detaches the configured providers" \
-	bash -c "[ $rc = 0 ] && [ ! -e $GELI_RUNDIR/sdg.eli ] && [ ! -e $GELI_RUNDIR/sdh.eli ]"
+	eval '[ $rc = 0 ] && no_eli sdg sdh'
 run bash -c "$(unit_exec ExecStart)"
 check "the unit's ExecStart attaches them with the keyfile (no prompt)" \
-	bash -c "[ $rc = 0 ] && [ -e $GELI_RUNDIR/sdg.eli ] && [ -e $GELI_RUNDIR/sdh.eli ]"
+	eval '[ $rc = 0 ] && eli sdg sdh'
 run bash -c "$(unit_exec ExecStart)"
 check "a second ExecStart leaves attached providers alone" test "$rc" = 0
 run env GELI_BOOT_CONF="$ROOT/etc/default/geli" "$ROOT/usr/local/sbin/geli-boot" status
@@ -143,10 +150,10 @@ run bash -c "$(unit_exec ExecStop)"
 
 doc boot
 check "boot: geli-boot start, zpool import: ONLINE, data equal" \
-	bash -c "[ '$(state backup)' = ONLINE ] && $(declare -f data_ok); ALT=$ALT sum='$sum' data_ok backup"
+	online_with_data backup
 doc shutdown
 check "shutdown: zpool export, geli-boot stop: nothing attached" \
-	bash -c "[ $rc = 0 ] && ! zpool list backup >/dev/null 2>&1 && [ ! -e $GELI_RUNDIR/sdg.eli ] && [ ! -e $GELI_RUNDIR/sdh.eli ]"
+	eval '[ $rc = 0 ] && ! zpool list backup >/dev/null 2>&1 && no_eli sdg sdh'
 
 # geli-boot's errors: a missing provider, a wrong key (tried geli_tries times).
 printf 'geli_devices="%s"\ngeli_tries=2\ngeli_default_flags="-p -k %s"\n' \
@@ -159,7 +166,7 @@ printf 'geli_devices="%s"\ngeli_%s_flags="-p -k %s"\n' "$ROOT/dev/sdg" \
 printf 'geli_default_flags="-p -k %s"\n' "$ROOT/root/tank.pass" >>"$T/flags.conf"
 run env GELI_BOOT_CONF="$T/flags.conf" "$ROOT/usr/local/sbin/geli-boot" start
 check "geli-boot: per-provider flags win over the default flags" \
-	bash -c "[ $rc = 0 ] && [ -e $GELI_RUNDIR/sdg.eli ]"
+	eval '[ $rc = 0 ] && eli sdg'
 env GELI_BOOT_CONF="$T/flags.conf" "$ROOT/usr/local/sbin/geli-boot" stop
 run "$ROOT/usr/local/sbin/geli-boot" restart
 check "geli-boot: an unknown verb gets the usage, exit 2" \
@@ -187,7 +194,7 @@ if geli attach -j "$ROOT/root/tank.pass" "$ROOT"/dev/sd[bcd]3 &&
 	check "freebsd: geli dump shows FreeBSD's metadata (version 3, AES-CBC)" \
 		bash -c "grep -q '^   version: 3$' $T/out && grep -q '^     ealgo: AES-CBC$' $T/out"
 	check "freebsd: FreeBSD's providers attach with their passphrase; the raidz imports ONLINE, data equal" \
-		bash -c "[ '$(state tank)' = ONLINE ] && $(declare -f data_ok); ALT=$ALT sum='$sum' data_ok tank"
+		online_with_data tank
 	zpool export tank
 	geli detach sdb3 sdc3 sdd3
 else

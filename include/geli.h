@@ -156,8 +156,27 @@ GELI_API unsigned geli_hashlen(unsigned aalgo);
 GELI_API unsigned geli_ivlen(unsigned ealgo);
 /* True for the algorithms current FreeBSD refuses (Blowfish, 3DES, HMAC/MD5). */
 GELI_API bool geli_algo_is_legacy(unsigned algo);
-/* True when this build can run the algorithm (OpenSSL has it). */
+/* True when the selected crypto backend can run the algorithm. */
 GELI_API bool geli_algo_available(unsigned algo);
+
+/* ---- Crypto backends --------------------------------------------------- */
+
+/*
+ * Both are built in: "gcrypt" (libgcrypt, the default) and "openssl"
+ * (OpenSSL 3 libcrypto).  geli_crypto_select(NULL) takes $GELI_CRYPTO, else
+ * the default; it is also what the first crypto call does when nothing was
+ * selected.  -EINVAL: no such backend; -ENOSYS: its library cannot start.
+ * Objects made earlier (volumes, contexts) keep their backend.
+ */
+GELI_API int geli_crypto_select(const char *name);
+/* The backend in use ("gcrypt"), and its library ("libgcrypt 1.10.1"). */
+GELI_API const char *geli_crypto_name(void);
+GELI_API const char *geli_crypto_version(void);
+/* The i-th backend's name (0 is the default), NULL past the last. */
+GELI_API const char *geli_crypto_backend(unsigned i);
+/* Before the first selection: no AES-NI, VAES or PCLMUL in libgcrypt for
+ * this process (OpenSSL takes OPENSSL_ia32cap from the environment). */
+GELI_API void geli_crypto_disable_hwaccel(void);
 
 /* ---- Secure memory ------------------------------------------------------ */
 
@@ -169,8 +188,10 @@ GELI_API void geli_secure_free(void *p);
 GELI_API void geli_wipe(void *p, size_t len);
 /* Constant-time equality: true when equal. */
 GELI_API bool geli_ct_equal(const void *a, const void *b, size_t len);
-/* Fill buf from the system CSPRNG (getrandom). */
+/* Fill buf from the crypto library's CSPRNG (nonces, salts, overwrites). */
 GELI_API int geli_random(void *buf, size_t len);
+/* The same at the library's strongest level: for new Master Keys. */
+GELI_API int geli_random_key(void *buf, size_t len);
 /* Disable core dumps and ptrace-style inspection of this process, and lock
  * current and future memory where the system allows it.  Returns -errno if
  * core dumps could not be disabled; a failed mlockall is tolerated (secrets

@@ -1,7 +1,9 @@
 /*
- * The narrow crypto backend: everything libgeli needs from a crypto library,
- * implemented once in crypto_openssl.c (OpenSSL 3 libcrypto).  Nothing here
- * is hand-written cryptography.
+ * The narrow crypto seam: everything libgeli needs from a crypto library.
+ * Two backends implement it, each on its library and nothing hand-written:
+ * crypto_gcrypt.c (libgcrypt, the default) and crypto_openssl.c (OpenSSL 3
+ * libcrypto); crypto.c chooses one per process and dispatches (see
+ * crypto_backend.h).
  */
 #ifndef GELI_CRYPTO_H
 #define GELI_CRYPTO_H
@@ -10,9 +12,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Load OpenSSL's "default" and "legacy" providers once (Blowfish, 3DES,
- * RIPEMD160 and MD5 need them).  Safe to call many times, from any thread. */
+/*
+ * Choose the backend for objects made from now on: "gcrypt" or "openssl";
+ * NULL takes $GELI_CRYPTO, else the default (gcrypt).  -EINVAL for another
+ * name, -ENOSYS when the library cannot start.  Objects made before keep
+ * their own backend.
+ */
+int gc_select(const char *name);
+/* Select the default (gc_select(NULL)) unless one is chosen; its error. */
 int gc_init(void);
+/* The backend in use: its GELI_CRYPTO name and "library version". */
+const char *gc_name(void);
+const char *gc_version(void);
+/* The i-th backend's name, NULL past the last. */
+const char *gc_backend(unsigned i);
+/* Before the first gc_select: keep AES-NI, VAES and PCLMUL out of libgcrypt
+ * (OpenSSL reads OPENSSL_ia32cap at start-up instead). */
+void gc_disable_hwaccel(void);
+
+/* Random bytes from the library's CSPRNG; key: long-term key material
+ * (libgcrypt's very strong level, OpenSSL's private generator). */
+int gc_random(void *buf, size_t len, bool key);
 
 /* One-shot hashes and HMACs. out must hold the digest. */
 int gc_md5(const void *msg, size_t len, uint8_t out[16]);
@@ -41,7 +61,7 @@ int gc_pbkdf2_sha512(const void *pass, size_t passlen, const void *salt,
 int gc_cbc(unsigned ealgo, const uint8_t *key, unsigned keylen,
     const uint8_t *iv, const uint8_t *in, uint8_t *out, size_t len, int enc);
 
-/* True when OpenSSL can run this GELI algorithm. */
+/* True when the library can run this GELI algorithm. */
 int gc_available(unsigned algo);
 
 /* ---- The sector data path: pre-keyed, reusable contexts ------------------- */

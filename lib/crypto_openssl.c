@@ -1,7 +1,11 @@
-/* The crypto backend on OpenSSL 3 libcrypto (see crypto.h). */
-#include "crypto.h"
+/*
+ * The crypto backend on OpenSSL 3 libcrypto (GELI_CRYPTO=openssl; see
+ * crypto_backend.h).  Blowfish and 3DES need OpenSSL's legacy provider.
+ */
+#include "crypto_backend.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,54 +15,80 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 #include <openssl/provider.h>
+#include <openssl/rand.h>
 
 #include "geli.h"
 
-static pthread_once_t gc_once = PTHREAD_ONCE_INIT;
-static int gc_init_error;
+static const struct gc_ops *const self = &gc_ops_openssl;
+
+static pthread_once_t ossl_once = PTHREAD_ONCE_INIT;
+static int ossl_init_error;
 /* Held for the life of the process (and so reachable for leak checkers). */
-static OSSL_PROVIDER *gc_default, *gc_legacy;
+static OSSL_PROVIDER *ossl_default, *ossl_legacy;
+static char ossl_version_str[64];
 
 static void
-gc_load_providers(void)
+ossl_start(void)
 {
 	/*
 	 * Loading "legacy" explicitly would stop the implicit "default"
 	 * provider from loading, so both are loaded.  A missing legacy
 	 * provider only costs Blowfish (and maybe RIPEMD160): not fatal.
 	 */
-	gc_default = OSSL_PROVIDER_load(NULL, "default");
-	if (gc_default == NULL)
-		gc_init_error = -ENOSYS;
-	gc_legacy = OSSL_PROVIDER_load(NULL, "legacy");
+	ossl_default = OSSL_PROVIDER_load(NULL, "default");
+	if (ossl_default == NULL)
+		ossl_init_error = -ENOSYS;
+	ossl_legacy = OSSL_PROVIDER_load(NULL, "legacy");
+	snprintf(ossl_version_str, sizeof(ossl_version_str), "OpenSSL %s",
+	    OpenSSL_version(OPENSSL_VERSION_STRING));
 }
 
-int
-gc_init(void)
+static int
+ossl_init(bool nohw)
 {
-	pthread_once(&gc_once, gc_load_providers);
-	return gc_init_error;
+	(void)nohw;	/* OPENSSL_ia32cap, read when libcrypto starts */
+	pthread_once(&ossl_once, ossl_start);
+	return ossl_init_error;
 }
 
-int
-gc_md5(const void *msg, size_t len, uint8_t out[16])
+static const char *
+ossl_version(void)
+{
+	return ossl_version_str;
+}
+
+static int
+ossl_random(void *buf, size_t len, bool key)
+{
+	uint8_t *p = buf;
+
+	while (len > 0) {
+		int n = len > INT_MAX ? INT_MAX : (int)len;
+		if ((key ? RAND_priv_bytes(p, n) : RAND_bytes(p, n)) != 1)
+			return -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int
+ossl_md5(const void *msg, size_t len, uint8_t out[16])
 {
 	unsigned int outlen = 16;
 
-	gc_init();
 	return EVP_Digest(msg, len, out, &outlen, EVP_md5(), NULL) == 1 ?
 	    0 : -EIO;
 }
 
-int
-gc_sha256(const void *a, size_t alen, const void *b, size_t blen,
+static int
+ossl_sha256(const void *a, size_t alen, const void *b, size_t blen,
     uint8_t out[32])
 {
 	EVP_MD_CTX *ctx;
 	unsigned int outlen = 32;
 	int ok;
 
-	gc_init();
 	ctx = EVP_MD_CTX_new();
 	if (ctx == NULL)
 		return -ENOMEM;
@@ -70,14 +100,10 @@ gc_sha256(const void *a, size_t alen, const void *b, size_t blen,
 	return ok ? 0 : -EIO;
 }
 
-/* ---- HMAC-SHA512 ---------------------------------------------------------- */
-
-struct gc_hmac {
-	EVP_MAC_CTX *ctx;
-};
+/* ---- HMAC ------------------------------------------------------------------ */
 
 static EVP_MAC *
-gc_hmac_mac(void)
+ossl_hmac_mac(void)
 {
 	static EVP_MAC *mac;
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -89,67 +115,9 @@ gc_hmac_mac(void)
 	return mac;
 }
 
-int
-gc_hmac_sha512_new(const void *key, size_t keylen, struct gc_hmac **out)
-{
-	static const unsigned char empty[1];
-	OSSL_PARAM params[2];
-	struct gc_hmac *h;
-	EVP_MAC *mac;
-
-	gc_init();
-	mac = gc_hmac_mac();
-	if (mac == NULL)
-		return -ENOSYS;
-	h = OPENSSL_zalloc(sizeof(*h));
-	if (h == NULL)
-		return -ENOMEM;
-	h->ctx = EVP_MAC_CTX_new(mac);
-	if (h->ctx == NULL) {
-		OPENSSL_free(h);
-		return -ENOMEM;
-	}
-	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
-	    (char *)"SHA512", 0);
-	params[1] = OSSL_PARAM_construct_end();
-	/* A zero-length key is a valid HMAC key (128 zero bytes, RFC 2104). */
-	if (EVP_MAC_init(h->ctx, keylen > 0 ? key : empty, keylen,
-	    params) != 1) {
-		gc_hmac_free(h);
-		return -EIO;
-	}
-	*out = h;
-	return 0;
-}
-
-int
-gc_hmac_update(struct gc_hmac *h, const void *data, size_t len)
-{
-	if (len == 0)
-		return 0;
-	return EVP_MAC_update(h->ctx, data, len) == 1 ? 0 : -EIO;
-}
-
-int
-gc_hmac_dup(const struct gc_hmac *h, struct gc_hmac **out)
-{
-	struct gc_hmac *d;
-
-	d = OPENSSL_zalloc(sizeof(*d));
-	if (d == NULL)
-		return -ENOMEM;
-	d->ctx = EVP_MAC_CTX_dup(h->ctx);
-	if (d->ctx == NULL) {
-		OPENSSL_free(d);
-		return -ENOMEM;
-	}
-	*out = d;
-	return 0;
-}
-
 /* Finish a MAC into out (outlen bytes of the digest), wiping the copy. */
 static int
-gc_mac_finish(EVP_MAC_CTX *ctx, uint8_t *out, size_t outlen)
+ossl_mac_finish(EVP_MAC_CTX *ctx, uint8_t *out, size_t outlen)
 {
 	uint8_t md[64];
 	size_t mdlen = 0;
@@ -162,46 +130,89 @@ gc_mac_finish(EVP_MAC_CTX *ctx, uint8_t *out, size_t outlen)
 	return ok ? 0 : -EIO;
 }
 
-int
-gc_hmac_final(struct gc_hmac *h, uint8_t *out, size_t outlen)
-{
-	return gc_mac_finish(h->ctx, out, outlen);
-}
+struct ossl_hmac {
+	struct gc_hmac base;
+	EVP_MAC_CTX *ctx;
+};
 
-void
-gc_hmac_free(struct gc_hmac *h)
+static void
+ossl_hmac_free(struct gc_hmac *g)
 {
-	if (h == NULL)
-		return;
+	struct ossl_hmac *h = (struct ossl_hmac *)g;
+
 	EVP_MAC_CTX_free(h->ctx);	/* OpenSSL cleanses the key state */
 	OPENSSL_free(h);
 }
 
-int
-gc_hmac_sha512(const void *key, size_t keylen, const void *msg, size_t len,
-    uint8_t out[64])
+static int
+ossl_hmac_sha512_new(const void *key, size_t keylen, struct gc_hmac **out)
 {
-	struct gc_hmac *h;
-	int error;
+	static const unsigned char empty[1];
+	OSSL_PARAM params[2];
+	struct ossl_hmac *h;
+	EVP_MAC *mac;
 
-	error = gc_hmac_sha512_new(key, keylen, &h);
-	if (error != 0)
-		return error;
-	error = gc_hmac_update(h, msg, len);
-	if (error == 0)
-		error = gc_hmac_final(h, out, 64);
-	gc_hmac_free(h);
-	return error;
+	mac = ossl_hmac_mac();
+	if (mac == NULL)
+		return -ENOSYS;
+	h = OPENSSL_zalloc(sizeof(*h));
+	if (h == NULL)
+		return -ENOMEM;
+	h->base.ops = self;
+	h->ctx = EVP_MAC_CTX_new(mac);
+	if (h->ctx == NULL) {
+		OPENSSL_free(h);
+		return -ENOMEM;
+	}
+	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
+	    (char *)"SHA512", 0);
+	params[1] = OSSL_PARAM_construct_end();
+	/* A zero-length key is a valid HMAC key (128 zero bytes, RFC 2104). */
+	if (EVP_MAC_init(h->ctx, keylen > 0 ? key : empty, keylen,
+	    params) != 1) {
+		ossl_hmac_free(&h->base);
+		return -EIO;
+	}
+	*out = &h->base;
+	return 0;
 }
 
-int
-gc_pbkdf2_sha512(const void *pass, size_t passlen, const void *salt,
+static int
+ossl_hmac_update(struct gc_hmac *g, const void *data, size_t len)
+{
+	return EVP_MAC_update(((struct ossl_hmac *)g)->ctx, data, len) == 1 ?
+	    0 : -EIO;
+}
+
+static int
+ossl_hmac_dup(const struct gc_hmac *g, struct gc_hmac **out)
+{
+	const struct ossl_hmac *h = (const struct ossl_hmac *)g;
+	struct ossl_hmac *d;
+
+	d = OPENSSL_zalloc(sizeof(*d));
+	if (d == NULL)
+		return -ENOMEM;
+	d->base.ops = self;
+	d->ctx = EVP_MAC_CTX_dup(h->ctx);
+	if (d->ctx == NULL) {
+		OPENSSL_free(d);
+		return -ENOMEM;
+	}
+	*out = &d->base;
+	return 0;
+}
+
+static int
+ossl_hmac_final(struct gc_hmac *g, uint8_t *out, size_t outlen)
+{
+	return ossl_mac_finish(((struct ossl_hmac *)g)->ctx, out, outlen);
+}
+
+static int
+ossl_pbkdf2_sha512(const void *pass, size_t passlen, const void *salt,
     size_t saltlen, uint32_t iter, void *out, size_t outlen)
 {
-	gc_init();
-	if (iter == 0 || iter > INT32_MAX || passlen > INT32_MAX ||
-	    saltlen > INT32_MAX || outlen > INT32_MAX)
-		return -EINVAL;
 	return PKCS5_PBKDF2_HMAC(pass, (int)passlen, salt, (int)saltlen,
 	    (int)iter, EVP_sha512(), (int)outlen, out) == 1 ? 0 : -EIO;
 }
@@ -209,7 +220,7 @@ gc_pbkdf2_sha512(const void *pass, size_t passlen, const void *salt,
 /* ---- Block ciphers in CBC mode --------------------------------------------- */
 
 static const char *
-gc_cbc_name(unsigned ealgo, unsigned keylen)
+ossl_cbc_name(unsigned ealgo, unsigned keylen)
 {
 	switch (ealgo) {
 	case GELI_ALGO_AES_XTS:		/* metadata of XTS volumes: AES-CBC */
@@ -235,8 +246,8 @@ gc_cbc_name(unsigned ealgo, unsigned keylen)
 	return NULL;
 }
 
-int
-gc_cbc(unsigned ealgo, const uint8_t *key, unsigned keylen, const uint8_t *iv,
+static int
+ossl_cbc(unsigned ealgo, const uint8_t *key, unsigned keylen, const uint8_t *iv,
     const uint8_t *in, uint8_t *out, size_t len, int enc)
 {
 	EVP_CIPHER_CTX *ctx;
@@ -249,9 +260,8 @@ gc_cbc(unsigned ealgo, const uint8_t *key, unsigned keylen, const uint8_t *iv,
 			memmove(out, in, len);
 		return 0;
 	}
-	gc_init();
-	name = gc_cbc_name(ealgo, keylen);
-	if (name == NULL || len > INT32_MAX)
+	name = ossl_cbc_name(ealgo, keylen);
+	if (name == NULL)
 		return -EINVAL;
 	cipher = EVP_CIPHER_fetch(NULL, name, NULL);
 	if (cipher == NULL)
@@ -272,14 +282,13 @@ gc_cbc(unsigned ealgo, const uint8_t *key, unsigned keylen, const uint8_t *iv,
 	return ok ? 0 : -EIO;
 }
 
-int
-gc_available(unsigned algo)
+static int
+ossl_available(unsigned algo)
 {
 	const char *name = NULL;
 	EVP_CIPHER *c;
 	EVP_MD *md;
 
-	gc_init();
 	switch (algo) {
 	case GELI_ALGO_NULL:
 		return 1;
@@ -298,7 +307,7 @@ gc_available(unsigned algo)
 	if (algo == GELI_ALGO_AES_XTS)
 		name = "AES-128-XTS";
 	else
-		name = gc_cbc_name(algo, algo == GELI_ALGO_3DES_CBC ? 192 : 128);
+		name = ossl_cbc_name(algo, algo == GELI_ALGO_3DES_CBC ? 192 : 128);
 	if (name == NULL)
 		return 0;
 	c = EVP_CIPHER_fetch(NULL, name, NULL);
@@ -308,22 +317,23 @@ gc_available(unsigned algo)
 
 /* ---- Sector ciphers ------------------------------------------------------------- */
 
-struct gc_sector_cipher {
+struct ossl_sector_cipher {
+	struct gc_sector_cipher base;
 	EVP_CIPHER_CTX *enc, *dec;
 	unsigned ealgo;
 };
 
 static const char *
-gc_sector_name(unsigned ealgo, unsigned keylen)
+ossl_sector_name(unsigned ealgo, unsigned keylen)
 {
 	if (ealgo == GELI_ALGO_AES_XTS)
 		return keylen == 128 ? "AES-128-XTS" :
 		    keylen == 256 ? "AES-256-XTS" : NULL;
-	return gc_cbc_name(ealgo, keylen);
+	return ossl_cbc_name(ealgo, keylen);
 }
 
 static EVP_CIPHER_CTX *
-gc_keyed_ctx(EVP_CIPHER *cipher, unsigned keylen_bytes, const uint8_t *key,
+ossl_keyed_ctx(EVP_CIPHER *cipher, unsigned keylen_bytes, const uint8_t *key,
     int enc, bool xts)
 {
 	EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
@@ -342,25 +352,35 @@ gc_keyed_ctx(EVP_CIPHER *cipher, unsigned keylen_bytes, const uint8_t *key,
 	return ctx;
 }
 
-int
-gc_sector_cipher_new(unsigned ealgo, unsigned keylen, const uint8_t *key,
+static void
+ossl_sector_cipher_free(struct gc_sector_cipher *g)
+{
+	struct ossl_sector_cipher *c = (struct ossl_sector_cipher *)g;
+
+	EVP_CIPHER_CTX_free(c->enc);	/* cleanses the key schedule */
+	EVP_CIPHER_CTX_free(c->dec);
+	OPENSSL_free(c);
+}
+
+static int
+ossl_sector_cipher_new(unsigned ealgo, unsigned keylen, const uint8_t *key,
     struct gc_sector_cipher **out)
 {
-	struct gc_sector_cipher *c;
+	struct ossl_sector_cipher *c;
 	EVP_CIPHER *cipher;
 	const char *name;
 	unsigned kbytes;
 
-	gc_init();
 	c = OPENSSL_zalloc(sizeof(*c));
 	if (c == NULL)
 		return -ENOMEM;
+	c->base.ops = self;
 	c->ealgo = ealgo;
 	if (ealgo == GELI_ALGO_NULL) {
-		*out = c;
+		*out = &c->base;
 		return 0;
 	}
-	name = gc_sector_name(ealgo, keylen);
+	name = ossl_sector_name(ealgo, keylen);
 	if (name == NULL) {
 		OPENSSL_free(c);
 		return -EINVAL;
@@ -371,21 +391,22 @@ gc_sector_cipher_new(unsigned ealgo, unsigned keylen, const uint8_t *key,
 		return -ENOTSUP;
 	}
 	kbytes = keylen / 8 * (ealgo == GELI_ALGO_AES_XTS ? 2 : 1);
-	c->enc = gc_keyed_ctx(cipher, kbytes, key, 1, ealgo == GELI_ALGO_AES_XTS);
-	c->dec = gc_keyed_ctx(cipher, kbytes, key, 0, ealgo == GELI_ALGO_AES_XTS);
+	c->enc = ossl_keyed_ctx(cipher, kbytes, key, 1, ealgo == GELI_ALGO_AES_XTS);
+	c->dec = ossl_keyed_ctx(cipher, kbytes, key, 0, ealgo == GELI_ALGO_AES_XTS);
 	EVP_CIPHER_free(cipher);
 	if (c->enc == NULL || c->dec == NULL) {
-		gc_sector_cipher_free(c);
+		ossl_sector_cipher_free(&c->base);
 		return -EIO;
 	}
-	*out = c;
+	*out = &c->base;
 	return 0;
 }
 
-int
-gc_sector_crypt(struct gc_sector_cipher *c, const uint8_t *iv,
+static int
+ossl_sector_crypt(struct gc_sector_cipher *g, const uint8_t *iv,
     const uint8_t *in, uint8_t *out, size_t len, int enc)
 {
+	struct ossl_sector_cipher *c = (struct ossl_sector_cipher *)g;
 	EVP_CIPHER_CTX *ctx;
 	int outl;
 
@@ -402,76 +423,79 @@ gc_sector_crypt(struct gc_sector_cipher *c, const uint8_t *iv,
 	return 0;
 }
 
-void
-gc_sector_cipher_free(struct gc_sector_cipher *c)
-{
-	if (c == NULL)
-		return;
-	EVP_CIPHER_CTX_free(c->enc);	/* cleanses the key schedule */
-	EVP_CIPHER_CTX_free(c->dec);
-	OPENSSL_free(c);
-}
-
 /* ---- SHA256 with an absorbed prefix ------------------------------------------------ */
 
-struct gc_sha256_prefixed {
-	EVP_MD_CTX *base, *work;
+struct ossl_sha256_prefixed {
+	struct gc_sha256_prefixed base;
+	EVP_MD_CTX *pre, *work;
 };
 
-int
-gc_sha256_prefixed_new(const uint8_t prefix[64], struct gc_sha256_prefixed **out)
+static void
+ossl_sha256_prefixed_free(struct gc_sha256_prefixed *g)
 {
-	struct gc_sha256_prefixed *h;
+	struct ossl_sha256_prefixed *h = (struct ossl_sha256_prefixed *)g;
 
-	gc_init();
-	h = OPENSSL_zalloc(sizeof(*h));
-	if (h == NULL)
-		return -ENOMEM;
-	h->base = EVP_MD_CTX_new();
-	h->work = EVP_MD_CTX_new();
-	if (h->base == NULL || h->work == NULL ||
-	    EVP_DigestInit_ex(h->base, EVP_sha256(), NULL) != 1 ||
-	    EVP_DigestUpdate(h->base, prefix, 64) != 1) {
-		gc_sha256_prefixed_free(h);
-		return -EIO;
-	}
-	*out = h;
-	return 0;
-}
-
-int
-gc_sha256_prefixed(struct gc_sha256_prefixed *h, const void *data, size_t len,
-    uint8_t out[32])
-{
-	unsigned int outlen = 32;
-
-	return EVP_MD_CTX_copy_ex(h->work, h->base) == 1 &&
-	    EVP_DigestUpdate(h->work, data, len) == 1 &&
-	    EVP_DigestFinal_ex(h->work, out, &outlen) == 1 ? 0 : -EIO;
-}
-
-void
-gc_sha256_prefixed_free(struct gc_sha256_prefixed *h)
-{
-	if (h == NULL)
-		return;
-	EVP_MD_CTX_free(h->base);	/* the prefix state holds IV-key bytes */
+	EVP_MD_CTX_free(h->pre);	/* the prefix state holds key bytes */
 	EVP_MD_CTX_free(h->work);
 	OPENSSL_free(h);
 }
 
+static int
+ossl_sha256_prefixed_new(const uint8_t prefix[64],
+    struct gc_sha256_prefixed **out)
+{
+	struct ossl_sha256_prefixed *h;
+
+	h = OPENSSL_zalloc(sizeof(*h));
+	if (h == NULL)
+		return -ENOMEM;
+	h->base.ops = self;
+	h->pre = EVP_MD_CTX_new();
+	h->work = EVP_MD_CTX_new();
+	if (h->pre == NULL || h->work == NULL ||
+	    EVP_DigestInit_ex(h->pre, EVP_sha256(), NULL) != 1 ||
+	    EVP_DigestUpdate(h->pre, prefix, 64) != 1) {
+		ossl_sha256_prefixed_free(&h->base);
+		return -EIO;
+	}
+	*out = &h->base;
+	return 0;
+}
+
+static int
+ossl_sha256_prefixed(struct gc_sha256_prefixed *g, const void *data, size_t len,
+    uint8_t out[32])
+{
+	struct ossl_sha256_prefixed *h = (struct ossl_sha256_prefixed *)g;
+	unsigned int outlen = 32;
+
+	return EVP_MD_CTX_copy_ex(h->work, h->pre) == 1 &&
+	    EVP_DigestUpdate(h->work, data, len) == 1 &&
+	    EVP_DigestFinal_ex(h->work, out, &outlen) == 1 ? 0 : -EIO;
+}
+
 /* ---- Per-chunk HMAC -------------------------------------------------------------- */
 
-struct gc_mac {
+struct ossl_mac {
+	struct gc_mac base;
 	EVP_MAC_CTX *ctx;
 	OSSL_PARAM params[2];
 	char digest[16];
 };
 
-int
-gc_mac_new(unsigned aalgo, struct gc_mac **out)
+static void
+ossl_mac_free(struct gc_mac *g)
 {
-	struct gc_mac *m;
+	struct ossl_mac *m = (struct ossl_mac *)g;
+
+	EVP_MAC_CTX_free(m->ctx);
+	OPENSSL_free(m);
+}
+
+static int
+ossl_mac_new(unsigned aalgo, struct gc_mac **out)
+{
+	struct ossl_mac *m;
 	const char *d;
 	EVP_MAC *mac;
 
@@ -484,41 +508,60 @@ gc_mac_new(unsigned aalgo, struct gc_mac **out)
 	case GELI_ALGO_HMAC_SHA512:	d = "SHA512"; break;
 	default:			return -EINVAL;
 	}
-	gc_init();
-	mac = gc_hmac_mac();
+	mac = ossl_hmac_mac();
 	if (mac == NULL)
 		return -ENOSYS;
 	m = OPENSSL_zalloc(sizeof(*m));
 	if (m == NULL)
 		return -ENOMEM;
+	m->base.ops = self;
 	snprintf(m->digest, sizeof(m->digest), "%s", d);
 	m->params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
 	    m->digest, 0);
 	m->params[1] = OSSL_PARAM_construct_end();
 	m->ctx = EVP_MAC_CTX_new(mac);
 	if (m->ctx == NULL || EVP_MAC_CTX_set_params(m->ctx, m->params) != 1) {
-		gc_mac_free(m);
+		ossl_mac_free(&m->base);
 		return -ENOTSUP;
 	}
-	*out = m;
+	*out = &m->base;
 	return 0;
 }
 
-int
-gc_mac(struct gc_mac *m, const uint8_t *key, size_t keylen, const void *data,
+static int
+ossl_mac(struct gc_mac *g, const uint8_t *key, size_t keylen, const void *data,
     size_t len, uint8_t *out, size_t outlen)
 {
+	struct ossl_mac *m = (struct ossl_mac *)g;
+
 	if (EVP_MAC_init(m->ctx, key, keylen, NULL) != 1 ||
 	    EVP_MAC_update(m->ctx, data, len) != 1)
 		return -EIO;
-	return gc_mac_finish(m->ctx, out, outlen);
+	return ossl_mac_finish(m->ctx, out, outlen);
 }
 
-void
-gc_mac_free(struct gc_mac *m)
-{
-	if (m == NULL)
-		return;
-	EVP_MAC_CTX_free(m->ctx);
-	OPENSSL_free(m);
-}
+const struct gc_ops gc_ops_openssl = {
+	.name = "openssl",
+	.init = ossl_init,
+	.version = ossl_version,
+	.random = ossl_random,
+	.md5 = ossl_md5,
+	.sha256 = ossl_sha256,
+	.hmac_sha512_new = ossl_hmac_sha512_new,
+	.hmac_update = ossl_hmac_update,
+	.hmac_dup = ossl_hmac_dup,
+	.hmac_final = ossl_hmac_final,
+	.hmac_free = ossl_hmac_free,
+	.pbkdf2_sha512 = ossl_pbkdf2_sha512,
+	.cbc = ossl_cbc,
+	.available = ossl_available,
+	.sector_cipher_new = ossl_sector_cipher_new,
+	.sector_crypt = ossl_sector_crypt,
+	.sector_cipher_free = ossl_sector_cipher_free,
+	.sha256_prefixed_new = ossl_sha256_prefixed_new,
+	.sha256_prefixed = ossl_sha256_prefixed,
+	.sha256_prefixed_free = ossl_sha256_prefixed_free,
+	.mac_new = ossl_mac_new,
+	.mac = ossl_mac,
+	.mac_free = ossl_mac_free,
+};

@@ -9,12 +9,12 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
 
+#include "crypto.h"
 #include "geli.h"
 
 /* Under AddressSanitizer the shadow mappings make mlockall() impossible. */
@@ -90,20 +90,13 @@ geli_ct_equal(const void *a, const void *b, size_t len)
 int
 geli_random(void *buf, size_t len)
 {
-	uint8_t *p = buf;
-	ssize_t n;
+	return gc_random(buf, len, false);
+}
 
-	while (len > 0) {
-		n = getrandom(p, len, 0);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+int
+geli_random_key(void *buf, size_t len)
+{
+	return gc_random(buf, len, true);
 }
 
 int

@@ -870,7 +870,8 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 	    (unsigned)md->keylen);
 	if (md->flags & GELI_FLAG_AUTH)
 		dlog(d, " Integrity: %s", geli_algo_name(md->aalgo));
-	dlog(d, "    Crypto: software (OpenSSL), %u threads", threads);
+	dlog(d, "    Crypto: software (%s), %u threads", geli_crypto_version(),
+	    threads);
 	status_msg(stfd, true, "%s", d->loopdev);
 	close(stfd);
 

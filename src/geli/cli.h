@@ -61,6 +61,10 @@ void req_flush_as_warning(void);
 /* "geli: <msg>" on stderr now (warnx). */
 void warnmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Select the crypto backend ($GELI_CRYPTO or the default): 0, or -1 after
+ * saying why ("Unknown crypto backend GELI_CRYPTO=..."). */
+int crypto_start(void);
+
 /* Path of a provider name: as given when it names a file, else /dev/NAME. */
 const char *prov_path(const char *name, char *buf, size_t len);
 /* The name without a leading /dev/, as geli prints and backs it up. */

@@ -383,7 +383,7 @@ cmd_onetime(struct opts *o, int argc, char **argv)
 	if (ensure_rundir() != 0)
 		return;
 	mkey = geli_secure_alloc(GELI_MKEY_DATALEN);
-	if (mkey == NULL || geli_random(mkey, GELI_MKEY_DATALEN) != 0) {
+	if (mkey == NULL || geli_random_key(mkey, GELI_MKEY_DATALEN) != 0) {
 		geli_secure_free(mkey);
 		req_error("Cannot generate a key.");
 		return;

@@ -203,7 +203,7 @@ init_one(struct opts *o, struct keysrc *ks, struct geli_metadata *md,
 		goto out;
 	}
 	if (geli_random(md->salt, sizeof(md->salt)) != 0 ||
-	    geli_random(md->mkeys, sizeof(md->mkeys)) != 0) {
+	    geli_random_key(md->mkeys, sizeof(md->mkeys)) != 0) {
 		req_error("Cannot get random bytes: %s.", strerror(errno));
 		goto out;
 	}

@@ -185,6 +185,32 @@ die(const char *fmt, ...)
 	exit(EXIT_FAILURE);
 }
 
+/* ---- The crypto backend ------------------------------------------------------ */
+
+int
+crypto_start(void)
+{
+	const char *env = getenv("GELI_CRYPTO");
+	char names[128] = "";
+	size_t n = 0;
+	int error;
+
+	error = geli_crypto_select(NULL);
+	if (error == 0)
+		return 0;
+	for (unsigned i = 0; geli_crypto_backend(i) != NULL && n < sizeof(names); i++)
+		n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s",
+		    i == 0 ? "" : geli_crypto_backend(i + 1) == NULL ? " or " : ", ",
+		    geli_crypto_backend(i));
+	if (error == -EINVAL)
+		warnmsg("Unknown crypto backend GELI_CRYPTO=%s (%s).", env, names);
+	else
+		warnmsg("Cannot start the crypto library %s: %s.",
+		    env != NULL && *env != '\0' ? env : geli_crypto_backend(0),
+		    strerror(-error));
+	return -1;
+}
+
 /* ---- Usage ------------------------------------------------------------------- */
 
 static void __attribute__((noreturn))
@@ -413,13 +439,16 @@ main(int argc, char **argv)
 		warnmsg("Unknown command: %s.", argv[1]);
 		usage();
 	}
-	/* bench has GNU long options of its own, and no secrets. */
+	/* bench has GNU long options of its own, no secrets, and starts the
+	 * crypto backend itself (after --no-aesni). */
 	if (c->run == NULL)
 		return bench_main(argc - 1, argv + 1);
 	/* Before any key is read: no core dumps, memory locked (§ eli_protect). */
 	error = geli_protect_process(&locked);
 	if (error != 0)
 		die("Cannot disable core dumps: %s.", strerror(-error));
+	if (crypto_start() != 0)
+		return EXIT_FAILURE;
 
 	o = calloc(1, sizeof(*o));
 	if (o == NULL)

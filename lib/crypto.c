@@ -1,0 +1,295 @@
+/*
+ * The crypto seam's dispatcher (crypto.h): which backend new objects use,
+ * and the calls that forward to it.  Objects carry their own table
+ * (crypto_backend.h), so calls on them never look at the selection.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crypto_backend.h"
+#include "geli.h"
+
+static const struct gc_ops *const backends[] = {
+	&gc_ops_gcrypt,		/* the default: the faster library (docs/benchmarks.md) */
+	&gc_ops_openssl,
+};
+#define NBACKENDS (sizeof(backends) / sizeof(backends[0]))
+
+static _Atomic(const struct gc_ops *) cur;
+static atomic_bool nohw;
+
+const char *
+gc_backend(unsigned i)
+{
+	return i < NBACKENDS ? backends[i]->name : NULL;
+}
+
+void
+gc_disable_hwaccel(void)
+{
+	atomic_store(&nohw, true);
+}
+
+int
+gc_select(const char *name)
+{
+	const struct gc_ops *ops = NULL;
+	int error;
+
+	if (name == NULL) {
+		name = getenv("GELI_CRYPTO");
+		if (name != NULL && *name == '\0')
+			name = NULL;
+	}
+	if (name == NULL)
+		ops = backends[0];
+	for (unsigned i = 0; ops == NULL && i < NBACKENDS; i++)
+		if (strcmp(name, backends[i]->name) == 0)
+			ops = backends[i];
+	if (ops == NULL)
+		return -EINVAL;
+	error = ops->init(atomic_load(&nohw));
+	if (error != 0)
+		return error;
+	atomic_store(&cur, ops);
+	return 0;
+}
+
+int
+gc_init(void)
+{
+	return atomic_load(&cur) != NULL ? 0 : gc_select(NULL);
+}
+
+/* The selected table, selecting the default on first use; NULL when that
+ * fails (an unknown $GELI_CRYPTO), and every call then fails. */
+static const struct gc_ops *
+ops(void)
+{
+	const struct gc_ops *o = atomic_load(&cur);
+
+	if (o == NULL && gc_select(NULL) == 0)
+		o = atomic_load(&cur);
+	return o;
+}
+
+const char *
+gc_name(void)
+{
+	const struct gc_ops *o = ops();
+
+	return o != NULL ? o->name : "none";
+}
+
+const char *
+gc_version(void)
+{
+	const struct gc_ops *o = ops();
+
+	return o != NULL ? o->version() : "none";
+}
+
+#define OPS_OR(fail) \
+	const struct gc_ops *o = ops(); \
+	if (o == NULL) \
+		return fail
+
+int
+gc_random(void *buf, size_t len, bool key)
+{
+	OPS_OR(-EINVAL);
+	return o->random(buf, len, key);
+}
+
+int
+gc_md5(const void *msg, size_t len, uint8_t out[16])
+{
+	OPS_OR(-EINVAL);
+	return o->md5(msg, len, out);
+}
+
+int
+gc_sha256(const void *a, size_t alen, const void *b, size_t blen,
+    uint8_t out[32])
+{
+	OPS_OR(-EINVAL);
+	return o->sha256(a, alen, b, blen, out);
+}
+
+int
+gc_hmac_sha512(const void *key, size_t keylen, const void *msg, size_t len,
+    uint8_t out[64])
+{
+	struct gc_hmac *h;
+	int error;
+
+	error = gc_hmac_sha512_new(key, keylen, &h);
+	if (error != 0)
+		return error;
+	error = gc_hmac_update(h, msg, len);
+	if (error == 0)
+		error = gc_hmac_final(h, out, 64);
+	gc_hmac_free(h);
+	return error;
+}
+
+int
+gc_hmac_sha512_new(const void *key, size_t keylen, struct gc_hmac **out)
+{
+	OPS_OR(-EINVAL);
+	return o->hmac_sha512_new(key, keylen, out);
+}
+
+int
+gc_hmac_update(struct gc_hmac *h, const void *data, size_t len)
+{
+	return len == 0 ? 0 : h->ops->hmac_update(h, data, len);
+}
+
+int
+gc_hmac_dup(const struct gc_hmac *h, struct gc_hmac **out)
+{
+	return h->ops->hmac_dup(h, out);
+}
+
+int
+gc_hmac_final(struct gc_hmac *h, uint8_t *out, size_t outlen)
+{
+	return outlen > 64 ? -EINVAL : h->ops->hmac_final(h, out, outlen);
+}
+
+void
+gc_hmac_free(struct gc_hmac *h)
+{
+	if (h != NULL)
+		h->ops->hmac_free(h);
+}
+
+int
+gc_pbkdf2_sha512(const void *pass, size_t passlen, const void *salt,
+    size_t saltlen, uint32_t iter, void *out, size_t outlen)
+{
+	OPS_OR(-EINVAL);
+	if (iter == 0 || iter > INT32_MAX || passlen > INT32_MAX ||
+	    saltlen > INT32_MAX || outlen > INT32_MAX)
+		return -EINVAL;
+	return o->pbkdf2_sha512(pass, passlen, salt, saltlen, iter, out,
+	    outlen);
+}
+
+int
+gc_cbc(unsigned ealgo, const uint8_t *key, unsigned keylen, const uint8_t *iv,
+    const uint8_t *in, uint8_t *out, size_t len, int enc)
+{
+	OPS_OR(-EINVAL);
+	if (len > INT32_MAX)
+		return -EINVAL;
+	return o->cbc(ealgo, key, keylen, iv, in, out, len, enc);
+}
+
+int
+gc_available(unsigned algo)
+{
+	OPS_OR(0);
+	return o->available(algo);
+}
+
+int
+gc_sector_cipher_new(unsigned ealgo, unsigned keylen, const uint8_t *key,
+    struct gc_sector_cipher **out)
+{
+	OPS_OR(-EINVAL);
+	return o->sector_cipher_new(ealgo, keylen, key, out);
+}
+
+int
+gc_sector_crypt(struct gc_sector_cipher *c, const uint8_t *iv,
+    const uint8_t *in, uint8_t *out, size_t len, int enc)
+{
+	return c->ops->sector_crypt(c, iv, in, out, len, enc);
+}
+
+void
+gc_sector_cipher_free(struct gc_sector_cipher *c)
+{
+	if (c != NULL)
+		c->ops->sector_cipher_free(c);
+}
+
+int
+gc_sha256_prefixed_new(const uint8_t prefix[64],
+    struct gc_sha256_prefixed **out)
+{
+	OPS_OR(-EINVAL);
+	return o->sha256_prefixed_new(prefix, out);
+}
+
+int
+gc_sha256_prefixed(struct gc_sha256_prefixed *h, const void *data, size_t len,
+    uint8_t out[32])
+{
+	return h->ops->sha256_prefixed(h, data, len, out);
+}
+
+void
+gc_sha256_prefixed_free(struct gc_sha256_prefixed *h)
+{
+	if (h != NULL)
+		h->ops->sha256_prefixed_free(h);
+}
+
+int
+gc_mac_new(unsigned aalgo, struct gc_mac **out)
+{
+	OPS_OR(-EINVAL);
+	return o->mac_new(aalgo, out);
+}
+
+int
+gc_mac(struct gc_mac *m, const uint8_t *key, size_t keylen, const void *data,
+    size_t len, uint8_t *out, size_t outlen)
+{
+	return outlen > 64 ? -EINVAL :
+	    m->ops->mac(m, key, keylen, data, len, out, outlen);
+}
+
+void
+gc_mac_free(struct gc_mac *m)
+{
+	if (m != NULL)
+		m->ops->mac_free(m);
+}
+
+/* ---- The public face (geli.h) ------------------------------------------------ */
+
+int
+geli_crypto_select(const char *name)
+{
+	return gc_select(name);
+}
+
+const char *
+geli_crypto_name(void)
+{
+	return gc_name();
+}
+
+const char *
+geli_crypto_version(void)
+{
+	return gc_version();
+}
+
+const char *
+geli_crypto_backend(unsigned i)
+{
+	return gc_backend(i);
+}
+
+void
+geli_crypto_disable_hwaccel(void)
+{
+	gc_disable_hwaccel();
+}

@@ -1,0 +1,65 @@
+/*
+ * What a crypto library provides behind crypto.h: one table of operations
+ * per library (crypto_gcrypt.c, crypto_openssl.c), as cryptsetup keeps one
+ * backend file per library.  crypto.c picks a table and dispatches to it.
+ *
+ * Every object a backend makes starts with the table that made it, so an
+ * object keeps working with its own library after another one is selected
+ * (the differential tests write with one backend and read with the other
+ * in one process).  A backend's object types embed these headers as their
+ * first member.
+ */
+#ifndef GELI_CRYPTO_BACKEND_H
+#define GELI_CRYPTO_BACKEND_H
+
+#include "crypto.h"
+
+struct gc_ops;
+
+struct gc_hmac { const struct gc_ops *ops; };
+struct gc_sector_cipher { const struct gc_ops *ops; };
+struct gc_sha256_prefixed { const struct gc_ops *ops; };
+struct gc_mac { const struct gc_ops *ops; };
+
+struct gc_ops {
+	const char *name;		/* GELI_CRYPTO's word: "gcrypt", "openssl" */
+	/* Once per process; nohw: no AES-NI, VAES or PCLMUL (where the
+	 * library allows it at run time). */
+	int (*init)(bool nohw);
+	const char *(*version)(void);	/* "libgcrypt 1.10.1" */
+	int (*random)(void *buf, size_t len, bool key);
+	int (*md5)(const void *msg, size_t len, uint8_t out[16]);
+	int (*sha256)(const void *a, size_t alen, const void *b, size_t blen,
+	    uint8_t out[32]);
+	int (*hmac_sha512_new)(const void *key, size_t keylen,
+	    struct gc_hmac **out);
+	int (*hmac_update)(struct gc_hmac *h, const void *data, size_t len);
+	int (*hmac_dup)(const struct gc_hmac *h, struct gc_hmac **out);
+	int (*hmac_final)(struct gc_hmac *h, uint8_t *out, size_t outlen);
+	void (*hmac_free)(struct gc_hmac *h);
+	int (*pbkdf2_sha512)(const void *pass, size_t passlen, const void *salt,
+	    size_t saltlen, uint32_t iter, void *out, size_t outlen);
+	int (*cbc)(unsigned ealgo, const uint8_t *key, unsigned keylen,
+	    const uint8_t *iv, const uint8_t *in, uint8_t *out, size_t len,
+	    int enc);
+	int (*available)(unsigned algo);
+	int (*sector_cipher_new)(unsigned ealgo, unsigned keylen,
+	    const uint8_t *key, struct gc_sector_cipher **out);
+	int (*sector_crypt)(struct gc_sector_cipher *c, const uint8_t *iv,
+	    const uint8_t *in, uint8_t *out, size_t len, int enc);
+	void (*sector_cipher_free)(struct gc_sector_cipher *c);
+	int (*sha256_prefixed_new)(const uint8_t prefix[64],
+	    struct gc_sha256_prefixed **out);
+	int (*sha256_prefixed)(struct gc_sha256_prefixed *h, const void *data,
+	    size_t len, uint8_t out[32]);
+	void (*sha256_prefixed_free)(struct gc_sha256_prefixed *h);
+	int (*mac_new)(unsigned aalgo, struct gc_mac **out);
+	int (*mac)(struct gc_mac *m, const uint8_t *key, size_t keylen,
+	    const void *data, size_t len, uint8_t *out, size_t outlen);
+	void (*mac_free)(struct gc_mac *m);
+};
+
+extern const struct gc_ops gc_ops_gcrypt;
+extern const struct gc_ops gc_ops_openssl;
+
+#endif

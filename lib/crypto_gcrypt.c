@@ -1,0 +1,532 @@
+/*
+ * The crypto backend on libgcrypt >= 1.10 (GELI_CRYPTO=gcrypt, the default;
+ * see crypto_backend.h).  libgcrypt has what GELI's sectors want: a cheap
+ * IV change (gcry_cipher_setiv) on a handle keyed once, AES-NI/VAES XTS and
+ * CBC decryption several blocks at a time, AES-NI Camellia and assembly
+ * Blowfish and 3DES (docs/benchmarks.md).
+ *
+ * libgcrypt's own secure memory is turned off, as cryptsetup does: the
+ * caller locks the process (geli_protect_process) and keeps key material in
+ * its own locked pages; the library's pool would be one more mlock limit
+ * to run into.  That is done only when nobody has initialised libgcrypt
+ * before us (a host program may have its own settings).
+ */
+#include "crypto_backend.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gcrypt.h>
+
+#include "geli.h"
+
+#define GCR_NEED_VERSION "1.10.0"
+
+static const struct gc_ops *const self = &gc_ops_gcrypt;
+
+static pthread_mutex_t gcr_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool gcr_started;
+static int gcr_error;
+static char gcr_version_str[64];
+
+static int
+gcr_errno(gcry_error_t e)
+{
+	gcry_err_code_t code = gcry_err_code(e);
+
+	if (code == GPG_ERR_NO_ERROR)
+		return 0;
+	if (code == GPG_ERR_ENOMEM)
+		return -ENOMEM;
+	if (code == GPG_ERR_INV_KEYLEN || code == GPG_ERR_INV_LENGTH ||
+	    code == GPG_ERR_INV_ARG)
+		return -EINVAL;
+	if (code == GPG_ERR_CIPHER_ALGO || code == GPG_ERR_DIGEST_ALGO ||
+	    code == GPG_ERR_NOT_SUPPORTED)
+		return -ENOTSUP;
+	return -EIO;
+}
+
+static int
+gcr_init(bool nohw)
+{
+	/* libgcrypt 1.10's names (gcry_control(GCRYCTL_PRINT_CONFIG) lists
+	 * them); the VAES paths also need AES-NI, masked for good measure. */
+	static const char *const hw[] = { "intel-aesni", "intel-vaes-vpclmul",
+	    "intel-pclmul" };
+
+	pthread_mutex_lock(&gcr_lock);
+	if (!gcr_started) {
+		gcr_started = true;
+		if (!gcry_control(GCRYCTL_INITIALIZATION_FINISHED_P)) {
+			for (size_t i = 0; nohw && i < sizeof(hw) / sizeof(hw[0]); i++)
+				(void)gcry_control(GCRYCTL_DISABLE_HWF, hw[i], NULL);
+			if (gcry_check_version(GCR_NEED_VERSION) == NULL) {
+				gcr_error = -ENOSYS;
+			} else {
+				gcry_control(GCRYCTL_DISABLE_SECMEM, 0);
+				gcry_control(GCRYCTL_INITIALIZATION_FINISHED, 0);
+			}
+		} else if (gcry_check_version(GCR_NEED_VERSION) == NULL) {
+			gcr_error = -ENOSYS;
+		}
+		snprintf(gcr_version_str, sizeof(gcr_version_str),
+		    "libgcrypt %s", gcry_check_version(NULL));
+	}
+	pthread_mutex_unlock(&gcr_lock);
+	return gcr_error;
+}
+
+static const char *
+gcr_version(void)
+{
+	return gcr_version_str;
+}
+
+static int
+gcr_random(void *buf, size_t len, bool key)
+{
+	/* Very strong costs ~4 ms a call here: for keys only. */
+	gcry_randomize(buf, len, key ? GCRY_VERY_STRONG_RANDOM :
+	    GCRY_STRONG_RANDOM);
+	return 0;
+}
+
+static int
+gcr_md5(const void *msg, size_t len, uint8_t out[16])
+{
+	gcry_md_hash_buffer(GCRY_MD_MD5, out, msg, len);
+	return 0;
+}
+
+/* SHA256(a || b), on the stack: libgcrypt's hash_buffers allocates nothing. */
+static int
+gcr_sha256(const void *a, size_t alen, const void *b, size_t blen,
+    uint8_t out[32])
+{
+	gcry_buffer_t iov[2];
+
+	memset(iov, 0, sizeof(iov));
+	iov[0].data = (void *)(uintptr_t)a;
+	iov[0].len = alen;
+	iov[1].data = (void *)(uintptr_t)b;
+	iov[1].len = blen;
+	return gcr_errno(gcry_md_hash_buffers(GCRY_MD_SHA256, 0, out, iov,
+	    blen > 0 ? 2 : 1));
+}
+
+/* ---- HMAC ------------------------------------------------------------------ */
+
+static int
+gcr_md_algo(unsigned aalgo)
+{
+	switch (aalgo) {
+	case GELI_ALGO_HMAC_MD5:	return GCRY_MD_MD5;
+	case GELI_ALGO_HMAC_SHA1:	return GCRY_MD_SHA1;
+	case GELI_ALGO_HMAC_RMD160:	return GCRY_MD_RMD160;
+	case GELI_ALGO_HMAC_SHA256:	return GCRY_MD_SHA256;
+	case GELI_ALGO_HMAC_SHA384:	return GCRY_MD_SHA384;
+	case GELI_ALGO_HMAC_SHA512:	return GCRY_MD_SHA512;
+	}
+	return 0;
+}
+
+/* Copy outlen bytes of the finished digest of md. */
+static int
+gcr_md_result(gcry_md_hd_t md, int algo, uint8_t *out, size_t outlen)
+{
+	const unsigned char *p = gcry_md_read(md, algo);
+
+	if (p == NULL || outlen > gcry_md_get_algo_dlen(algo))
+		return -EIO;
+	memcpy(out, p, outlen);
+	return 0;
+}
+
+struct gcr_hmac {
+	struct gc_hmac base;
+	gcry_md_hd_t md;
+};
+
+static void
+gcr_hmac_free(struct gc_hmac *g)
+{
+	struct gcr_hmac *h = (struct gcr_hmac *)g;
+
+	gcry_md_close(h->md);	/* libgcrypt wipes the key pads */
+	free(h);
+}
+
+static int
+gcr_hmac_sha512_new(const void *key, size_t keylen, struct gc_hmac **out)
+{
+	struct gcr_hmac *h;
+	gcry_error_t e;
+
+	h = calloc(1, sizeof(*h));
+	if (h == NULL)
+		return -ENOMEM;
+	h->base.ops = self;
+	e = gcry_md_open(&h->md, GCRY_MD_SHA512, GCRY_MD_FLAG_HMAC);
+	if (e != 0) {
+		free(h);
+		return gcr_errno(e);
+	}
+	/* A zero-length key is a valid HMAC key (RFC 2104). */
+	e = gcry_md_setkey(h->md, keylen > 0 ? key : "", keylen);
+	if (e != 0) {
+		gcr_hmac_free(&h->base);
+		return gcr_errno(e);
+	}
+	*out = &h->base;
+	return 0;
+}
+
+static int
+gcr_hmac_update(struct gc_hmac *g, const void *data, size_t len)
+{
+	gcry_md_write(((struct gcr_hmac *)g)->md, data, len);
+	return 0;
+}
+
+static int
+gcr_hmac_dup(const struct gc_hmac *g, struct gc_hmac **out)
+{
+	const struct gcr_hmac *h = (const struct gcr_hmac *)g;
+	struct gcr_hmac *d;
+	gcry_error_t e;
+
+	d = calloc(1, sizeof(*d));
+	if (d == NULL)
+		return -ENOMEM;
+	d->base.ops = self;
+	e = gcry_md_copy(&d->md, h->md);
+	if (e != 0) {
+		free(d);
+		return gcr_errno(e);
+	}
+	*out = &d->base;
+	return 0;
+}
+
+static int
+gcr_hmac_final(struct gc_hmac *g, uint8_t *out, size_t outlen)
+{
+	return gcr_md_result(((struct gcr_hmac *)g)->md, GCRY_MD_SHA512, out,
+	    outlen);
+}
+
+static int
+gcr_pbkdf2_sha512(const void *pass, size_t passlen, const void *salt,
+    size_t saltlen, uint32_t iter, void *out, size_t outlen)
+{
+	/* libgcrypt wants a passphrase pointer even for an empty one. */
+	return gcr_errno(gcry_kdf_derive(passlen > 0 ? pass : "", passlen,
+	    GCRY_KDF_PBKDF2, GCRY_MD_SHA512, salt, saltlen, iter, outlen, out));
+}
+
+/* ---- Block ciphers ----------------------------------------------------------- */
+
+/* libgcrypt's cipher for a GELI cipher in CBC mode (AES-XTS: its metadata
+ * cipher, AES-CBC of the same key length), or 0. */
+static int
+gcr_cbc_algo(unsigned ealgo, unsigned keylen)
+{
+	switch (ealgo) {
+	case GELI_ALGO_AES_XTS:
+	case GELI_ALGO_AES_CBC:
+		return keylen == 128 ? GCRY_CIPHER_AES128 :
+		    keylen == 192 ? GCRY_CIPHER_AES192 :
+		    keylen == 256 ? GCRY_CIPHER_AES256 : 0;
+	case GELI_ALGO_CAMELLIA_CBC:
+		return keylen == 128 ? GCRY_CIPHER_CAMELLIA128 :
+		    keylen == 192 ? GCRY_CIPHER_CAMELLIA192 :
+		    keylen == 256 ? GCRY_CIPHER_CAMELLIA256 : 0;
+	case GELI_ALGO_BLOWFISH_CBC:
+		/* Any length from 32 to 448 bits; GELI uses 128..448. */
+		return keylen >= 32 && keylen <= 448 && keylen % 8 == 0 ?
+		    GCRY_CIPHER_BLOWFISH : 0;
+	case GELI_ALGO_3DES_CBC:
+		return keylen == 192 ? GCRY_CIPHER_3DES : 0;
+	}
+	return 0;
+}
+
+/* A handle of algo in mode, keyed with klen bytes. */
+static int
+gcr_keyed(int algo, int mode, const uint8_t *key, size_t klen,
+    gcry_cipher_hd_t *out)
+{
+	gcry_cipher_hd_t h;
+	gcry_error_t e;
+
+	e = gcry_cipher_open(&h, algo, mode, 0);
+	if (e != 0)
+		return gcr_errno(e);
+	/* FreeBSD keys 3DES without a weak-key check; so do we.  libgcrypt
+	 * then still reports GPG_ERR_WEAK_KEY, with the key in place. */
+	if (algo == GCRY_CIPHER_3DES)
+		(void)gcry_cipher_ctl(h, GCRYCTL_SET_ALLOW_WEAK_KEY, NULL, 1);
+	e = gcry_cipher_setkey(h, key, klen);
+	if (e != 0 && !(algo == GCRY_CIPHER_3DES &&
+	    gcry_err_code(e) == GPG_ERR_WEAK_KEY)) {
+		gcry_cipher_close(h);
+		return gcr_errno(e);
+	}
+	*out = h;
+	return 0;
+}
+
+/* One data unit: the IV (blklen bytes), then len bytes, in place when
+ * in == out (libgcrypt wants a NULL input for that). */
+static int
+gcr_crypt(gcry_cipher_hd_t h, size_t ivlen, const uint8_t *iv,
+    const uint8_t *in, uint8_t *out, size_t len, int enc)
+{
+	const void *src = in == out ? NULL : in;
+	size_t srclen = in == out ? 0 : len;
+	gcry_error_t e;
+
+	e = gcry_cipher_setiv(h, iv, ivlen);
+	if (e == 0)
+		e = enc ? gcry_cipher_encrypt(h, out, len, src, srclen) :
+		    gcry_cipher_decrypt(h, out, len, src, srclen);
+	return gcr_errno(e);
+}
+
+static int
+gcr_cbc(unsigned ealgo, const uint8_t *key, unsigned keylen, const uint8_t *iv,
+    const uint8_t *in, uint8_t *out, size_t len, int enc)
+{
+	gcry_cipher_hd_t h;
+	int algo, error;
+
+	if (ealgo == GELI_ALGO_NULL) {
+		if (out != in)
+			memmove(out, in, len);
+		return 0;
+	}
+	algo = gcr_cbc_algo(ealgo, keylen);
+	if (algo == 0)
+		return -EINVAL;
+	error = gcr_keyed(algo, GCRY_CIPHER_MODE_CBC, key, keylen / 8, &h);
+	if (error != 0)
+		return error;
+	error = gcr_crypt(h, gcry_cipher_get_algo_blklen(algo), iv, in, out,
+	    len, enc);
+	gcry_cipher_close(h);	/* wipes the key schedule */
+	return error;
+}
+
+static int
+gcr_available(unsigned algo)
+{
+	int a;
+
+	if (algo == GELI_ALGO_NULL)
+		return 1;
+	a = gcr_md_algo(algo);
+	if (a != 0)
+		return gcry_md_test_algo(a) == 0;
+	a = gcr_cbc_algo(algo, algo == GELI_ALGO_3DES_CBC ? 192 : 128);
+	if (a == 0)
+		return 0;
+	return gcry_cipher_algo_info(a, GCRYCTL_TEST_ALGO, NULL, NULL) == 0;
+}
+
+/* ---- Sector ciphers ------------------------------------------------------------- */
+
+struct gcr_sector_cipher {
+	struct gc_sector_cipher base;
+	gcry_cipher_hd_t h;	/* NULL for the NULL cipher */
+	size_t ivlen;
+};
+
+static void
+gcr_sector_cipher_free(struct gc_sector_cipher *g)
+{
+	struct gcr_sector_cipher *c = (struct gcr_sector_cipher *)g;
+
+	if (c->h != NULL)
+		gcry_cipher_close(c->h);
+	free(c);
+}
+
+static int
+gcr_sector_cipher_new(unsigned ealgo, unsigned keylen, const uint8_t *key,
+    struct gc_sector_cipher **out)
+{
+	struct gcr_sector_cipher *c;
+	int algo, mode = GCRY_CIPHER_MODE_CBC, error;
+	size_t klen = keylen / 8;
+
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return -ENOMEM;
+	c->base.ops = self;
+	if (ealgo == GELI_ALGO_NULL) {
+		*out = &c->base;
+		return 0;
+	}
+	if (ealgo == GELI_ALGO_AES_XTS) {
+		/* Two AES keys of keylen bits: data key || tweak key. */
+		algo = keylen == 128 ? GCRY_CIPHER_AES128 :
+		    keylen == 256 ? GCRY_CIPHER_AES256 : 0;
+		mode = GCRY_CIPHER_MODE_XTS;
+		klen *= 2;
+	} else {
+		algo = gcr_cbc_algo(ealgo, keylen);
+	}
+	if (algo == 0) {
+		free(c);
+		return -EINVAL;
+	}
+	c->ivlen = gcry_cipher_get_algo_blklen(algo);
+	error = gcr_keyed(algo, mode, key, klen, &c->h);
+	if (error != 0) {
+		free(c);
+		return error;
+	}
+	*out = &c->base;
+	return 0;
+}
+
+static int
+gcr_sector_crypt(struct gc_sector_cipher *g, const uint8_t *iv,
+    const uint8_t *in, uint8_t *out, size_t len, int enc)
+{
+	struct gcr_sector_cipher *c = (struct gcr_sector_cipher *)g;
+
+	if (c->h == NULL) {
+		if (out != in)
+			memmove(out, in, len);
+		return 0;
+	}
+	return gcr_crypt(c->h, c->ivlen, iv, in, out, len, enc);
+}
+
+/* ---- SHA256 with a prefix ------------------------------------------------------------ */
+
+/*
+ * libgcrypt cannot keep a hash state to start from (gcry_md_copy allocates
+ * a handle, which costs more than hashing the 64-byte prefix again), so the
+ * prefix is kept and hashed with the data in one call on the stack.
+ */
+struct gcr_sha256_prefixed {
+	struct gc_sha256_prefixed base;
+	uint8_t prefix[64];	/* key bytes: wiped on free */
+};
+
+static void
+gcr_sha256_prefixed_free(struct gc_sha256_prefixed *g)
+{
+	geli_wipe(g, sizeof(struct gcr_sha256_prefixed));
+	free(g);
+}
+
+static int
+gcr_sha256_prefixed_new(const uint8_t prefix[64],
+    struct gc_sha256_prefixed **out)
+{
+	struct gcr_sha256_prefixed *h;
+
+	h = calloc(1, sizeof(*h));
+	if (h == NULL)
+		return -ENOMEM;
+	h->base.ops = self;
+	memcpy(h->prefix, prefix, sizeof(h->prefix));
+	*out = &h->base;
+	return 0;
+}
+
+static int
+gcr_sha256_prefixed(struct gc_sha256_prefixed *g, const void *data, size_t len,
+    uint8_t out[32])
+{
+	struct gcr_sha256_prefixed *h = (struct gcr_sha256_prefixed *)g;
+
+	return gcr_sha256(h->prefix, sizeof(h->prefix), data, len, out);
+}
+
+/* ---- Per-chunk HMAC -------------------------------------------------------------- */
+
+/* One HMAC handle, re-keyed per chunk: gcry_md_setkey also resets it. */
+struct gcr_mac {
+	struct gc_mac base;
+	gcry_md_hd_t md;
+	int algo;
+};
+
+static void
+gcr_mac_free(struct gc_mac *g)
+{
+	struct gcr_mac *m = (struct gcr_mac *)g;
+
+	gcry_md_close(m->md);
+	free(m);
+}
+
+static int
+gcr_mac_new(unsigned aalgo, struct gc_mac **out)
+{
+	struct gcr_mac *m;
+	gcry_error_t e;
+
+	if (gcr_md_algo(aalgo) == 0)
+		return -EINVAL;
+	m = calloc(1, sizeof(*m));
+	if (m == NULL)
+		return -ENOMEM;
+	m->base.ops = self;
+	m->algo = gcr_md_algo(aalgo);
+	e = gcry_md_open(&m->md, m->algo, GCRY_MD_FLAG_HMAC);
+	if (e != 0) {
+		free(m);
+		return gcr_errno(e);
+	}
+	*out = &m->base;
+	return 0;
+}
+
+static int
+gcr_mac(struct gc_mac *g, const uint8_t *key, size_t keylen, const void *data,
+    size_t len, uint8_t *out, size_t outlen)
+{
+	struct gcr_mac *m = (struct gcr_mac *)g;
+	gcry_error_t e;
+
+	e = gcry_md_setkey(m->md, key, keylen);
+	if (e != 0)
+		return gcr_errno(e);
+	gcry_md_write(m->md, data, len);
+	return gcr_md_result(m->md, m->algo, out, outlen);
+}
+
+const struct gc_ops gc_ops_gcrypt = {
+	.name = "gcrypt",
+	.init = gcr_init,
+	.version = gcr_version,
+	.random = gcr_random,
+	.md5 = gcr_md5,
+	.sha256 = gcr_sha256,
+	.hmac_sha512_new = gcr_hmac_sha512_new,
+	.hmac_update = gcr_hmac_update,
+	.hmac_dup = gcr_hmac_dup,
+	.hmac_final = gcr_hmac_final,
+	.hmac_free = gcr_hmac_free,
+	.pbkdf2_sha512 = gcr_pbkdf2_sha512,
+	.cbc = gcr_cbc,
+	.available = gcr_available,
+	.sector_cipher_new = gcr_sector_cipher_new,
+	.sector_crypt = gcr_sector_crypt,
+	.sector_cipher_free = gcr_sector_cipher_free,
+	.sha256_prefixed_new = gcr_sha256_prefixed_new,
+	.sha256_prefixed = gcr_sha256_prefixed,
+	.sha256_prefixed_free = gcr_sha256_prefixed_free,
+	.mac_new = gcr_mac_new,
+	.mac = gcr_mac,
+	.mac_free = gcr_mac_free,
+};

@@ -1,13 +1,19 @@
 /*
  * geli-speed: how fast the data path and the attached file are, as ratios
- * against baselines measured in the same run on the same machine:
+ * against baselines measured in the same run on the same machine, each pair
+ * measured in turn `rounds` times (medians of the figures and of the
+ * per-round ratios):
  *
- *   1. the AES-XTS-128 sector transform at 4096-byte sectors, one thread,
- *      against `openssl speed -evp aes-128-xts -bytes 4096`, and against a
- *      bare loop of EVP calls with one IV reset per sector (what OpenSSL 3.0
- *      lets any caller reach: speed never changes the IV);
- *   2. the same with two threads against one (and AES-CBC-128 decryption);
- *   3. sequential write and read through `geli attach`'s file against a
+ *   1. the sector transform at 4096-byte sectors, one thread, with the
+ *      selected crypto backend ($GELI_CRYPTO, default libgcrypt) against
+ *      `openssl speed -evp CIPHER -bytes 4096 [-decrypt]`, against a bare
+ *      loop of libgcrypt calls with one IV reset per sector (what any caller
+ *      of the library reaches), and against the other backend (legacy
+ *      ciphers);
+ *   2. integrity (AES-XTS-128 + HMAC/SHA256) decryption against `openssl
+ *      speed -evp sha256 -bytes 8192`;
+ *   3. two threads against one;
+ *   4. sequential write and read through `geli attach`'s file against a
  *      plain FUSE passthrough of a backing file of the same kind.
  *
  * Usage: geli-speed [-q] [-g GELI] [-d DIR] [-r rounds] [-s MiB] [-t seconds]
@@ -26,25 +32,28 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <gcrypt.h>
 #include <openssl/evp.h>
 
 #include "../src/attach/fusefile.h"
 #include "../src/bench/stats.h"
 #include "geli.h"
 
-static double seconds = 2.0;
+static double seconds = 1.0;
+static int rounds = 3;
 
+/* ---- Baselines ------------------------------------------------------------------ */
 
-/* `openssl speed -evp CIPHER -bytes 4096 [-decrypt]`, in bytes per second. */
+/* `openssl speed -evp CIPHER -bytes N [-decrypt]`, in bytes per second. */
 static double
-openssl_speed(const char *cipher, bool decrypt)
+openssl_speed(const char *alg, int bytes, bool decrypt)
 {
 	char cmd[256], line[512], name[64];
 	double best = 0;
 	FILE *f;
 
-	snprintf(cmd, sizeof(cmd), "openssl speed -evp %s -bytes 4096 -seconds %d %s 2>/dev/null",
-	    cipher, (int)(seconds + 0.5) < 1 ? 1 : (int)(seconds + 0.5),
+	snprintf(cmd, sizeof(cmd), "openssl speed -evp %s -bytes %d -seconds %d %s 2>/dev/null",
+	    alg, bytes, (int)(seconds + 0.5) < 1 ? 1 : (int)(seconds + 0.5),
 	    decrypt ? "-decrypt" : "");
 	f = popen(cmd, "r");
 	if (f == NULL)
@@ -53,7 +62,7 @@ openssl_speed(const char *cipher, bool decrypt)
 		double k;
 		/* The result line: "AES-128-XTS    9405530.11k" */
 		if (sscanf(line, "%63s %lfk", name, &k) == 2 &&
-		    strcasecmp(name, cipher) == 0)
+		    strcasecmp(name, alg) == 0)
 			best = k * 1000;
 	}
 	pclose(f);
@@ -61,23 +70,26 @@ openssl_speed(const char *cipher, bool decrypt)
 }
 
 /*
- * The least any OpenSSL 3.0 caller pays for GELI's XTS: the EVP calls alone,
- * one IV (tweak) reset per 4096-byte sector, over 1 MiB batches, no key
- * lookup, no volume.  Bytes per second.
+ * The least any libgcrypt caller pays per GELI sector: gcry_cipher_setiv
+ * and one call per 4096-byte sector over 1 MiB batches, the key set once,
+ * no key lookup, no volume.  Bytes per second.
  */
 static double
-evp_xts_floor(void)
+gcry_floor(int algo, int mode, size_t keybytes, bool enc)
 {
-	EVP_CIPHER *cipher = EVP_CIPHER_fetch(NULL, "AES-128-XTS", NULL);
-	EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
-	uint8_t key[32], iv[16] = { 0 }, *buf = aligned_alloc(4096, 1 << 20);
-	size_t bytes = 0;
+	uint8_t key[64], iv[16] = { 0 }, *buf = aligned_alloc(4096, 1 << 20);
+	size_t bytes = 0, ivlen = gcry_cipher_get_algo_blklen(algo);
+	gcry_cipher_hd_t h;
 	double t0, t = 0;
-	int outl;
 
+	if (buf == NULL)
+		return 0;
 	geli_random(key, sizeof(key));
-	if (cipher == NULL || ctx == NULL || buf == NULL ||
-	    EVP_CipherInit_ex2(ctx, cipher, key, NULL, 1, NULL) != 1)
+	if (gcry_cipher_open(&h, algo, mode, 0) != 0) {
+		free(buf);
+		return 0;
+	}
+	if (gcry_cipher_setkey(h, key, keybytes) != 0)
 		goto out;
 	memset(buf, 0x5a, 1 << 20);
 	t0 = now();
@@ -85,7 +97,45 @@ evp_xts_floor(void)
 		for (uint64_t i = 0; i < 256; i++) {
 			uint64_t off = bytes + i * 4096;
 			memcpy(iv, &off, 8);
-			if (EVP_CipherInit_ex(ctx, NULL, NULL, NULL, iv, 1) != 1 ||
+			gcry_cipher_setiv(h, iv, ivlen);
+			if ((enc ? gcry_cipher_encrypt(h, buf + i * 4096, 4096, NULL, 0) :
+			    gcry_cipher_decrypt(h, buf + i * 4096, 4096, NULL, 0)) != 0)
+				goto out;
+		}
+		bytes += 1 << 20;
+		t = now();
+	} while (t - t0 < seconds);
+	t -= t0;
+out:
+	geli_wipe(key, sizeof(key));
+	gcry_cipher_close(h);
+	free(buf);
+	return t > 0 ? (double)bytes / t : 0;
+}
+
+/* The same with OpenSSL 3's EVP calls (EVP_CipherInit_ex for each IV). */
+static double
+evp_floor(const char *name, bool enc)
+{
+	EVP_CIPHER *cipher = EVP_CIPHER_fetch(NULL, name, NULL);
+	EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+	uint8_t key[64], iv[16] = { 0 }, *buf = aligned_alloc(4096, 1 << 20);
+	size_t bytes = 0;
+	double t0, t = 0;
+	int outl;
+
+	geli_random(key, sizeof(key));
+	if (cipher == NULL || ctx == NULL || buf == NULL ||
+	    EVP_CipherInit_ex2(ctx, cipher, key, NULL, enc, NULL) != 1 ||
+	    EVP_CIPHER_CTX_set_padding(ctx, 0) != 1)
+		goto out;
+	memset(buf, 0x5a, 1 << 20);
+	t0 = now();
+	do {
+		for (uint64_t i = 0; i < 256; i++) {
+			uint64_t off = bytes + i * 4096;
+			memcpy(iv, &off, 8);
+			if (EVP_CipherInit_ex(ctx, NULL, NULL, NULL, iv, enc) != 1 ||
 			    EVP_CipherUpdate(ctx, buf + i * 4096, &outl,
 			    buf + i * 4096, 4096) != 1)
 				goto out;
@@ -102,13 +152,18 @@ out:
 	return t > 0 ? (double)bytes / t : 0;
 }
 
-/* A volume on an in-memory provider (memfd), with a random key. */
+/* ---- The data path ------------------------------------------------------------------- */
+
+/* A volume on an in-memory provider (memfd), with a random key, made with
+ * the crypto backend `crypto` (NULL: the selected one). */
 static struct geli_volume *
-mem_volume(unsigned ealgo, unsigned keylen, uint32_t S, unsigned threads)
+mem_volume(const char *crypto, unsigned ealgo, unsigned keylen, unsigned aalgo,
+    uint32_t S, unsigned threads)
 {
+	const char *prev = geli_crypto_name();
 	struct geli_provider *p;
 	struct geli_metadata md;
-	struct geli_volume *v;
+	struct geli_volume *v = NULL;
 	uint8_t mkey[128];
 	char path[64];
 	int fd;
@@ -124,37 +179,212 @@ mem_volume(unsigned ealgo, unsigned keylen, uint32_t S, unsigned threads)
 	md.version = GELI_VERSION;
 	md.ealgo = (uint16_t)ealgo;
 	md.keylen = (uint16_t)keylen;
+	md.aalgo = (uint16_t)aalgo;
+	md.flags = aalgo != 0 ? GELI_FLAG_AUTH : 0;
 	md.sectorsize = S;
 	md.provsize = 64 << 20;
 	geli_random(mkey, sizeof(mkey));
-	if (geli_volume_open(p, &md, mkey, 0, threads, &v) != 0)
-		return NULL;
+	if (crypto == NULL || geli_crypto_select(crypto) == 0) {
+		if (geli_volume_open(p, &md, mkey, 0, threads, &v) != 0)
+			v = NULL;
+	}
+	geli_crypto_select(prev);
 	geli_wipe(mkey, sizeof(mkey));
 	return v;
 }
 
-/* Transform 1 MiB batches (a FUSE request's worth) for `seconds`: bytes/s. */
+struct xf {
+	const char *crypto;	/* backend, NULL: the selected one */
+	unsigned ealgo, keylen, aalgo, threads;
+	bool enc;
+};
+
+/*
+ * Transform 1 MiB batches (a FUSE request's worth) of 4096-byte sectors for
+ * `seconds`: bytes/s.  With integrity, decryption verifies what one
+ * encryption of the same sectors wrote (phys holds tags and ciphertext).
+ */
 static double
-transform_speed(unsigned ealgo, unsigned keylen, unsigned threads, bool enc)
+transform_speed(const struct xf *x)
 {
-	struct geli_volume *v = mem_volume(ealgo, keylen, 4096, threads);
+	struct geli_volume *v = mem_volume(x->crypto, x->ealgo, x->keylen, x->aalgo,
+	    4096, x->threads);
 	size_t n = 256, bytes = 0;
-	uint8_t *buf;
-	double t0, t;
+	uint8_t *buf, *phys;
+	double t0, t = 0;
 
 	if (v == NULL)
 		return 0;
 	buf = aligned_alloc(4096, n * 4096);
+	phys = aligned_alloc(4096, n * geli_volume_physical_sectorsize(v));
 	geli_random(buf, n * 4096);
+	if (x->aalgo != 0 && !x->enc)
+		geli_volume_transform(v, 0, n, buf, phys, true);
 	t0 = now();
 	do {
-		geli_volume_transform(v, bytes / 4096 % 16384, n, buf, buf, enc);
+		uint64_t first = x->aalgo != 0 ? 0 : bytes / 4096 % 16384;
+		if (geli_volume_transform(v, first, n, buf, phys, x->enc) != 0) {
+			bytes = 0;
+			break;
+		}
 		bytes += n * 4096;
 		t = now();
 	} while (t - t0 < seconds);
 	free(buf);
+	free(phys);
 	geli_volume_close(v);
-	return (double)bytes / (t - t0);
+	return bytes > 0 ? (double)bytes / (t - t0) : 0;
+}
+
+/* ---- Pairs measured in turn --------------------------------------------------------- */
+
+enum kind { OSSL_SPEED, GCRY_FLOOR, EVP_FLOOR, XFORM };
+
+struct side {
+	enum kind kind;
+	const char *name;	/* openssl speed's alg / EVP cipher name */
+	int bytes;		/* openssl speed -bytes */
+	int algo, mode;		/* libgcrypt's */
+	size_t keybytes;
+	struct xf x;		/* XFORM; x.enc also for the floors and speed */
+};
+
+static double
+measure(const struct side *s)
+{
+	switch (s->kind) {
+	case OSSL_SPEED:
+		return openssl_speed(s->name, s->bytes, !s->x.enc);
+	case GCRY_FLOOR:
+		return gcry_floor(s->algo, s->mode, s->keybytes, s->x.enc);
+	case EVP_FLOOR:
+		return evp_floor(s->name, s->x.enc);
+	case XFORM:
+		return transform_speed(&s->x);
+	}
+	return 0;
+}
+
+/*
+ * One row: baseline and geli measured in turn `rounds` times; the medians of
+ * both, and the median of the per-round ratios (in % or as "x").
+ */
+static void
+pair(const char *what, const char *bname, const struct side *b,
+    const char *gname, const struct side *g, bool times)
+{
+	double bv[STATS_MAX], gv[STATS_MAX], rv[STATS_MAX];
+
+	for (int i = 0; i < rounds; i++) {
+		bv[i] = measure(b);
+		gv[i] = measure(g);
+		rv[i] = bv[i] > 0 ? gv[i] / bv[i] : 0;
+	}
+	double bm = stats(bv, rounds).median, gm = stats(gv, rounds).median;
+	struct stat3 r = stats(rv, rounds);
+	if (times)
+		printf("| %s | %s | %.0f MB/s | %s | %.0f MB/s | %.2fx (%.2f-%.2f) |\n",
+		    what, bname, bm / 1e6, gname, gm / 1e6, r.median, r.min, r.max);
+	else
+		printf("| %s | %s | %.0f MB/s | %s | %.0f MB/s | %.0f%% (%.0f-%.0f) |\n",
+		    what, bname, bm / 1e6, gname, gm / 1e6, 100 * r.median,
+		    100 * r.min, 100 * r.max);
+	fflush(stdout);
+}
+
+static struct side
+ossl(const char *alg, int bytes, bool enc)
+{
+	return (struct side){ .kind = OSSL_SPEED, .name = alg, .bytes = bytes,
+	    .x = { .enc = enc } };
+}
+
+static struct side
+floor_gcry(int algo, int mode, size_t keybytes, bool enc)
+{
+	return (struct side){ .kind = GCRY_FLOOR, .algo = algo, .mode = mode,
+	    .keybytes = keybytes, .x = { .enc = enc } };
+}
+
+static struct side
+xform(const char *crypto, unsigned ealgo, unsigned keylen, unsigned aalgo,
+    unsigned threads, bool enc)
+{
+	return (struct side){ .kind = XFORM, .x = { crypto, ealgo, keylen, aalgo,
+	    threads, enc } };
+}
+
+static void
+cipher_rows(long cpus)
+{
+	const char *be = geli_crypto_name();
+	char gname[160];
+	struct side b, g;
+
+	snprintf(gname, sizeof(gname), "sector transform (%s), 1 MiB batches",
+	    geli_crypto_version());
+	for (int k = 0; k < 2; k++) {
+		unsigned kl = k == 0 ? 128 : 256;
+		char alg[32], what[96];
+		snprintf(alg, sizeof(alg), "aes-%u-xts", kl);
+		for (int e = 1; e >= 0; e--) {
+			char bname[96];
+			snprintf(what, sizeof(what), "AES-XTS-%u %s, S=4096, 1 thread", kl,
+			    e ? "encrypt" : "decrypt");
+			snprintf(bname, sizeof(bname), "openssl speed -evp %s -bytes 4096%s",
+			    alg, e ? "" : " -decrypt");
+			b = ossl(alg, 4096, e);
+			g = xform(NULL, GELI_ALGO_AES_XTS, kl, 0, 1, e);
+			pair(what, bname, &b, gname, &g, true);
+			b = floor_gcry(kl == 128 ? GCRY_CIPHER_AES128 : GCRY_CIPHER_AES256,
+			    GCRY_CIPHER_MODE_XTS, kl / 4, e);
+			pair(what, "bare libgcrypt loop, one setiv per sector", &b, gname, &g,
+			    false);
+		}
+	}
+	b = ossl("aes-128-cbc", 4096, false);
+	g = xform(NULL, GELI_ALGO_AES_CBC, 128, 0, 1, false);
+	pair("AES-CBC-128 decrypt, S=4096, 1 thread", "openssl speed -evp aes-128-cbc "
+	    "-bytes 4096 -decrypt", &b, "sector transform (IV = SHA256 per sector)", &g, true);
+	/* CBC encryption is serial: the faster library's bare loop bounds it. */
+	double gf = gcry_floor(GCRY_CIPHER_AES128, GCRY_CIPHER_MODE_CBC, 16, true);
+	double ef = evp_floor("AES-128-CBC", true);
+	if (gf >= ef)
+		b = floor_gcry(GCRY_CIPHER_AES128, GCRY_CIPHER_MODE_CBC, 16, true);
+	else
+		b = (struct side){ .kind = EVP_FLOOR, .name = "AES-128-CBC", .x = { .enc = true } };
+	g = xform(NULL, GELI_ALGO_AES_CBC, 128, 0, 1, true);
+	pair("AES-CBC-128 encrypt, S=4096, 1 thread", gf >= ef ?
+	    "bare libgcrypt loop (the faster library here)" :
+	    "bare EVP loop (the faster library here)", &b,
+	    "sector transform (IV = SHA256 per sector)", &g, false);
+	b = ossl("camellia-128-cbc", 4096, false);
+	g = xform(NULL, GELI_ALGO_CAMELLIA_CBC, 128, 0, 1, false);
+	pair("CAMELLIA-CBC-128 decrypt, S=4096, 1 thread", "openssl speed -evp "
+	    "camellia-128-cbc -bytes 4096 -decrypt", &b, "sector transform", &g, true);
+	if (strcmp(be, "openssl") != 0) {
+		b = xform("openssl", GELI_ALGO_BLOWFISH_CBC, 128, 0, 1, false);
+		g = xform(NULL, GELI_ALGO_BLOWFISH_CBC, 128, 0, 1, false);
+		pair("Blowfish-CBC-128 decrypt, S=4096, 1 thread",
+		    "sector transform, OpenSSL backend", &b, "sector transform", &g, true);
+		b = xform("openssl", GELI_ALGO_3DES_CBC, 192, 0, 1, false);
+		g = xform(NULL, GELI_ALGO_3DES_CBC, 192, 0, 1, false);
+		pair("3DES-CBC decrypt, S=4096, 1 thread",
+		    "sector transform, OpenSSL backend", &b, "sector transform", &g, true);
+	}
+	b = ossl("sha256", 8192, true);
+	g = xform(NULL, GELI_ALGO_AES_XTS, 128, GELI_ALGO_HMAC_SHA256, 1, false);
+	pair("AES-XTS-128 + HMAC/SHA256 decrypt, S=4096, 1 thread",
+	    "openssl speed -evp sha256 -bytes 8192", &b,
+	    "sector transform (verify 9 tags, decrypt)", &g, false);
+	char two[64];
+	snprintf(two, sizeof(two), "AES-XTS-128 encrypt, 2 threads vs 1 (%ld cores)", cpus);
+	b = xform(NULL, GELI_ALGO_AES_XTS, 128, 0, 1, true);
+	g = xform(NULL, GELI_ALGO_AES_XTS, 128, 0, 2, true);
+	pair(two, "1 thread", &b, "2 threads", &g, true);
+	b = xform(NULL, GELI_ALGO_AES_CBC, 128, 0, 1, false);
+	g = xform(NULL, GELI_ALGO_AES_CBC, 128, 0, 2, false);
+	pair("AES-CBC-128 decrypt, 2 threads vs 1", "1 thread", &b, "2 threads", &g, true);
 }
 
 /* ---- The attached file against a plain FUSE passthrough ---------------------- */
@@ -227,13 +457,13 @@ run(const char *cmd)
 	return WIFEXITED(r) ? WEXITSTATUS(r) : -1;
 }
 
-
 static void
-fuse_compare(const char *geli, const char *dir, uint64_t mib, int rounds)
+fuse_compare(const char *geli, const char *dir, uint64_t mib)
 {
 	char cmd[16384], backing[512], pt_file[1024], pt_mnt[1024], rund[1024],
 	    prov[1024], pass[1024], eli[2100];
-	double pw[9], pr[9], aw[9], ar[9];
+	double pw[STATS_MAX], pr[STATS_MAX], aw[STATS_MAX], ar[STATS_MAX];
+	double rw[STATS_MAX], rr[STATS_MAX];
 	uint64_t size = mib << 20;
 	struct fusefile *ff = NULL;
 	struct plain pl;
@@ -250,6 +480,7 @@ fuse_compare(const char *geli, const char *dir, uint64_t mib, int rounds)
 	snprintf(rund, sizeof(rund), "%s/run", backing);
 	snprintf(eli, sizeof(eli), "%s/geli.img.eli", rund);
 	setenv("GELI_RUNDIR", rund, 1);
+	setenv("GELI_CRYPTO", geli_crypto_name(), 1);
 
 	/* The passthrough: the same FUSE front end over a plain file. */
 	pl.fd = open(pt_file, O_RDWR | O_CREAT, 0600);
@@ -274,13 +505,16 @@ fuse_compare(const char *geli, const char *dir, uint64_t mib, int rounds)
 	for (int i = 0; i < rounds; i++) {
 		seq_io(pt_mnt, size, &pw[i], &pr[i]);
 		seq_io(eli, size, &aw[i], &ar[i]);
+		rw[i] = pw[i] > 0 ? aw[i] / pw[i] : 0;
+		rr[i] = pr[i] > 0 ? ar[i] / pr[i] : 0;
 	}
-	double mpw = stats(pw, rounds).median, mpr = stats(pr, rounds).median;
-	double maw = stats(aw, rounds).median, mar = stats(ar, rounds).median;
-	printf("| sequential write, %ju MiB, 1 MiB blocks + fdatasync | plain FUSE passthrough | %.0f MB/s | geli attach (AES-XTS-128, S=4096) | %.0f MB/s | %.0f%% |\n",
-	    (uintmax_t)mib, mpw, maw, 100 * maw / mpw);
-	printf("| sequential read, %ju MiB, 1 MiB blocks | plain FUSE passthrough | %.0f MB/s | geli attach (AES-XTS-128, S=4096) | %.0f MB/s | %.0f%% |\n",
-	    (uintmax_t)mib, mpr, mar, 100 * mar / mpr);
+	struct stat3 w = stats(rw, rounds), r = stats(rr, rounds);
+	printf("| sequential write, %ju MiB, 1 MiB blocks + fdatasync | plain FUSE passthrough | %.0f MB/s | geli attach (AES-XTS-128, S=4096, %s) | %.0f MB/s | %.0f%% (%.0f-%.0f) |\n",
+	    (uintmax_t)mib, stats(pw, rounds).median, geli_crypto_version(),
+	    stats(aw, rounds).median, 100 * w.median, 100 * w.min, 100 * w.max);
+	printf("| sequential read, %ju MiB, 1 MiB blocks | plain FUSE passthrough | %.0f MB/s | geli attach (AES-XTS-128, S=4096, %s) | %.0f MB/s | %.0f%% (%.0f-%.0f) |\n",
+	    (uintmax_t)mib, stats(pr, rounds).median, geli_crypto_version(),
+	    stats(ar, rounds).median, 100 * r.median, 100 * r.min, 100 * r.max);
 	snprintf(cmd, sizeof(cmd), "'%s' detach geli.img", geli);
 	run(cmd);
 out:
@@ -296,23 +530,27 @@ main(int argc, char **argv)
 {
 	const char *geli = "build/src/geli/geli", *dir = "/var/tmp";
 	uint64_t mib = 512;
-	int ch, rounds = 3;
-	bool quick = false;
+	bool quick = false, only_fuse = false, no_fuse = false;
+	int ch;
 
-	while ((ch = getopt(argc, argv, "qg:d:r:s:t:")) != -1) {
+	while ((ch = getopt(argc, argv, "qFCg:d:r:s:t:")) != -1) {
 		switch (ch) {
 		case 'q': quick = true; break;
+		case 'F': only_fuse = true; break;
+		case 'C': no_fuse = true; break;
 		case 'g': geli = optarg; break;
 		case 'd': dir = optarg; break;
 		case 's': mib = strtoull(optarg, NULL, 10); break;
 		case 'r':
 			rounds = atoi(optarg);
-			if (rounds < 1 || rounds > 9)
+			if (rounds < 1 || rounds > STATS_MAX)
 				rounds = 3;
 			break;
 		case 't': seconds = atof(optarg); break;
 		default:
-			fprintf(stderr, "usage: geli-speed [-q] [-g geli] [-d dir] [-r rounds] [-s MiB] [-t seconds]\n");
+			fprintf(stderr, "usage: geli-speed [-q] [-C | -F] [-g geli] [-d dir] "
+			    "[-r rounds] [-s MiB] [-t seconds]\n"
+			    "  -C  ciphers only; -F  the attached file only\n");
 			return 2;
 		}
 	}
@@ -322,35 +560,20 @@ main(int argc, char **argv)
 		rounds = 1;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	/* libgcrypt started for the bare loops, whichever backend is tested. */
+	if (geli_crypto_select("gcrypt") != 0 || geli_crypto_select(NULL) != 0) {
+		fprintf(stderr, "geli-speed: unknown GELI_CRYPTO backend\n");
+		return 2;
+	}
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	printf("| measurement | baseline | baseline | geli | geli | ratio |\n");
+	printf("| measurement | baseline | baseline | geli | geli | ratio (min-max) |\n");
 	printf("|---|---|---|---|---|---|\n");
-
-	double ossl = openssl_speed("aes-128-xts", false);
-	double one = transform_speed(GELI_ALGO_AES_XTS, 128, 1, true);
-	printf("| AES-XTS-128 encrypt, S=4096, 1 thread | openssl speed -evp aes-128-xts -bytes 4096 | %.0f MB/s | sector transform, 1 MiB batches | %.0f MB/s | %.0f%% |\n",
-	    ossl / 1e6, one / 1e6, 100 * one / ossl);
-	double floor = evp_xts_floor();
-	printf("| AES-XTS-128 encrypt, S=4096, 1 thread | openssl speed -evp aes-128-xts -bytes 4096 | %.0f MB/s | bare EVP loop, one IV reset per sector (OpenSSL 3.0's ceiling for any caller) | %.0f MB/s | %.0f%% |\n",
-	    ossl / 1e6, floor / 1e6, 100 * floor / ossl);
-	printf("| AES-XTS-128 encrypt, S=4096, 1 thread | bare EVP loop, one IV reset per sector | %.0f MB/s | sector transform | %.0f MB/s | %.0f%% |\n",
-	    floor / 1e6, one / 1e6, 100 * one / floor);
-	double onedec = transform_speed(GELI_ALGO_AES_XTS, 128, 1, false);
-	printf("| AES-XTS-128 decrypt, S=4096, 1 thread | openssl speed -evp aes-128-xts -bytes 4096 | %.0f MB/s | sector transform | %.0f MB/s | %.0f%% |\n",
-	    ossl / 1e6, onedec / 1e6, 100 * onedec / ossl);
-	double two = transform_speed(GELI_ALGO_AES_XTS, 128, 2, true);
-	printf("| AES-XTS-128 encrypt, 2 threads vs 1 (%ld cores) | 1 thread | %.0f MB/s | 2 threads | %.0f MB/s | %.2fx |\n",
-	    cpus, one / 1e6, two / 1e6, two / one);
-	double cbc1 = transform_speed(GELI_ALGO_AES_CBC, 128, 1, false);
-	double cbc2 = transform_speed(GELI_ALGO_AES_CBC, 128, 2, false);
-	double osslcbc = openssl_speed("aes-128-cbc", true);
-	printf("| AES-CBC-128 decrypt, S=4096, 1 thread | openssl speed -evp aes-128-cbc -decrypt | %.0f MB/s | sector transform (IV = SHA256 per sector) | %.0f MB/s | %.0f%% |\n",
-	    osslcbc / 1e6, cbc1 / 1e6, 100 * cbc1 / osslcbc);
-	printf("| AES-CBC-128 decrypt, 2 threads vs 1 | 1 thread | %.0f MB/s | 2 threads | %.0f MB/s | %.2fx |\n",
-	    cbc1 / 1e6, cbc2 / 1e6, cbc2 / cbc1);
-	fflush(stdout);
+	if (!only_fuse)
+		cipher_rows(cpus);
+	if (no_fuse)
+		return 0;
 	if (geteuid() == 0 && access("/dev/fuse", R_OK | W_OK) == 0)
-		fuse_compare(geli, dir, mib, rounds);
+		fuse_compare(geli, dir, mib);
 	else
 		printf("| attached file vs FUSE passthrough | skipped: needs root and /dev/fuse | | | | |\n");
 	return 0;

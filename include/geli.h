@@ -301,7 +301,8 @@ GELI_API int geli_provider_write_metadata(struct geli_provider *p,
  * The decrypted provider.  Takes ownership of p.  mkey is the 128-byte
  * Master Key (copied into locked memory).  nthreads: worker threads
  * including the caller (1 = no pool).  Reads and writes are safe from many
- * threads at once; overlapping ones are serialised per sector range.
+ * threads at once; overlapping ones are serialised per sector range.  The
+ * volume keeps the crypto backend selected when it was opened.
  */
 struct geli_volume;
 GELI_API int geli_volume_open(struct geli_provider *p,

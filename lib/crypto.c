@@ -75,6 +75,12 @@ ops(void)
 	return o;
 }
 
+const struct gc_ops *
+gc_current(void)
+{
+	return ops();
+}
+
 const char *
 gc_name(void)
 {
@@ -197,11 +203,10 @@ gc_available(unsigned algo)
 }
 
 int
-gc_sector_cipher_new(unsigned ealgo, unsigned keylen, const uint8_t *key,
-    struct gc_sector_cipher **out)
+gc_sector_cipher_new(const struct gc_ops *be, unsigned ealgo, unsigned keylen,
+    const uint8_t *key, struct gc_sector_cipher **out)
 {
-	OPS_OR(-EINVAL);
-	return o->sector_cipher_new(ealgo, keylen, key, out);
+	return be->sector_cipher_new(ealgo, keylen, key, out);
 }
 
 int
@@ -219,11 +224,10 @@ gc_sector_cipher_free(struct gc_sector_cipher *c)
 }
 
 int
-gc_sha256_prefixed_new(const uint8_t prefix[64],
+gc_sha256_prefixed_new(const struct gc_ops *be, const uint8_t prefix[64],
     struct gc_sha256_prefixed **out)
 {
-	OPS_OR(-EINVAL);
-	return o->sha256_prefixed_new(prefix, out);
+	return be->sha256_prefixed_new(prefix, out);
 }
 
 int
@@ -241,10 +245,9 @@ gc_sha256_prefixed_free(struct gc_sha256_prefixed *h)
 }
 
 int
-gc_mac_new(unsigned aalgo, struct gc_mac **out)
+gc_mac_new(const struct gc_ops *be, unsigned aalgo, struct gc_mac **out)
 {
-	OPS_OR(-EINVAL);
-	return o->mac_new(aalgo, out);
+	return be->mac_new(aalgo, out);
 }
 
 int

@@ -24,6 +24,10 @@ int gc_init(void);
 /* The backend in use: its GELI_CRYPTO name and "library version". */
 const char *gc_name(void);
 const char *gc_version(void);
+/* The selected backend (selecting the default if none is): what a volume
+ * keeps for the contexts it makes later; NULL when none can start. */
+struct gc_ops;
+const struct gc_ops *gc_current(void);
 /* The i-th backend's name, NULL past the last. */
 const char *gc_backend(unsigned i);
 /* Before the first gc_select: keep AES-NI, VAES and PCLMUL out of libgcrypt
@@ -72,8 +76,8 @@ int gc_available(unsigned algo);
  * each thread owns its own.
  */
 struct gc_sector_cipher;
-int gc_sector_cipher_new(unsigned ealgo, unsigned keylen, const uint8_t *key,
-    struct gc_sector_cipher **out);
+int gc_sector_cipher_new(const struct gc_ops *be, unsigned ealgo,
+    unsigned keylen, const uint8_t *key, struct gc_sector_cipher **out);
 /* One data unit (len bytes, one CBC chain or XTS unit) with its IV. */
 int gc_sector_crypt(struct gc_sector_cipher *c, const uint8_t *iv,
     const uint8_t *in, uint8_t *out, size_t len, int enc);
@@ -81,7 +85,7 @@ void gc_sector_cipher_free(struct gc_sector_cipher *c);
 
 /* SHA256(prefix || data) with the 64-byte prefix absorbed once (CBC IVs). */
 struct gc_sha256_prefixed;
-int gc_sha256_prefixed_new(const uint8_t prefix[64],
+int gc_sha256_prefixed_new(const struct gc_ops *be, const uint8_t prefix[64],
     struct gc_sha256_prefixed **out);
 int gc_sha256_prefixed(struct gc_sha256_prefixed *h, const void *data,
     size_t len, uint8_t out[32]);
@@ -89,7 +93,7 @@ void gc_sha256_prefixed_free(struct gc_sha256_prefixed *h);
 
 /* HMAC over one chunk with a fresh key each time (integrity tags). */
 struct gc_mac;
-int gc_mac_new(unsigned aalgo, struct gc_mac **out);
+int gc_mac_new(const struct gc_ops *be, unsigned aalgo, struct gc_mac **out);
 int gc_mac(struct gc_mac *m, const uint8_t *key, size_t keylen,
     const void *data, size_t len, uint8_t *out, size_t outlen);
 void gc_mac_free(struct gc_mac *m);

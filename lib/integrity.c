@@ -13,12 +13,13 @@ chunk_tag(struct sector_ctx *c, uint64_t phys, const uint8_t *data,
 	int error;
 
 	if (c->akh == NULL) {
-		error = gc_sha256_prefixed_new(c->keys->s->ak, &c->akh);
+		error = gc_sha256_prefixed_new(c->g->crypto, c->keys->s->ak,
+		    &c->akh);
 		if (error != 0)
 			return error;
 	}
 	if (c->mac == NULL) {
-		error = gc_mac_new(c->g->aalgo, &c->mac);
+		error = gc_mac_new(c->g->crypto, c->g->aalgo, &c->mac);
 		if (error != 0)
 			return error;
 	}

@@ -54,8 +54,8 @@ sector_cipher(struct sector_ctx *c, uint64_t k, int *error)
 	c->ciph[i].c = NULL;
 	*error = keys_get(c->keys, k, key);
 	if (*error == 0)
-		*error = gc_sector_cipher_new(c->g->ealgo, c->g->keylen, key,
-		    &c->ciph[i].c);
+		*error = gc_sector_cipher_new(c->g->crypto, c->g->ealgo,
+		    c->g->keylen, key, &c->ciph[i].c);
 	geli_wipe(key, sizeof(key));
 	if (*error != 0)
 		return NULL;
@@ -86,7 +86,8 @@ sector_crypt(struct sector_ctx *c, uint64_t off, const uint8_t *in,
 		memcpy(iv, off8, 8);
 	} else {
 		if (c->ivh == NULL) {
-			error = gc_sha256_prefixed_new(c->keys->s->ivk, &c->ivh);
+			error = gc_sha256_prefixed_new(c->g->crypto,
+			    c->keys->s->ivk, &c->ivh);
 			if (error != 0)
 				return error;
 		}

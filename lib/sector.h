@@ -29,6 +29,7 @@
 #define SECTOR_CIPHERS 4	/* pre-keyed ciphers per thread */
 
 struct sector_geom {
+	const struct gc_ops *crypto;	/* the backend of the volume's contexts */
 	unsigned ealgo, keylen, aalgo, alen;
 	uint32_t S, P;		/* GELI and provider sector sizes */
 	uint32_t dps, lsec, bps;	/* integrity layout (§7.1); bps = S without */

@@ -410,10 +410,13 @@ geli_volume_open(struct geli_provider *p, const struct geli_metadata *md,
     const uint8_t *mkey, unsigned flags, unsigned nthreads,
     struct geli_volume **out)
 {
+	const struct gc_ops *crypto = gc_current();
 	struct geli_volume *v;
 	uint32_t P = geli_provider_sectorsize(p);
 	int error;
 
+	if (crypto == NULL)
+		return -ENOSYS;
 	/* Any multiple of P: onetime allows sizes that are not powers of two. */
 	if (md->sectorsize == 0 || md->sectorsize % P != 0 ||
 	    geli_keylen(md->ealgo, md->keylen) != md->keylen ||
@@ -428,6 +431,7 @@ geli_volume_open(struct geli_provider *p, const struct geli_metadata *md,
 	v->p = p;
 	v->md = *md;
 	v->flags = flags;
+	v->g.crypto = crypto;	/* this volume's backend, whatever comes later */
 	v->g.ealgo = md->ealgo;
 	v->g.keylen = md->keylen;
 	v->g.S = md->sectorsize;

@@ -24,6 +24,7 @@
 
 #include <openssl/crypto.h>
 
+#include "../geli/cli.h"
 #include "bench.h"
 #include "stats.h"
 #include "geli.h"
@@ -54,18 +55,25 @@ static const struct config ciphers[] = {
 #define NCIPHERS (sizeof(ciphers) / sizeof(ciphers[0]))
 #define MAXRUNS 15	/* <= STATS_MAX */
 #define MAXCONFIGS 128
+#define MAXBE 4		/* crypto backends side by side (--crypto all) */
 
 static const unsigned hmacs[] = { 0, GELI_ALGO_HMAC_MD5, GELI_ALGO_HMAC_SHA1,
 	GELI_ALGO_HMAC_RMD160, GELI_ALGO_HMAC_SHA256, GELI_ALGO_HMAC_SHA384,
 	GELI_ALGO_HMAC_SHA512 };
 
-struct opts {
+struct bench_opts {
 	int runs;
 	double seconds;
 	uint64_t size;		/* bytes of the decrypted provider */
 	uint32_t sectorsize;
 	unsigned threads;
 	bool json, csv, progress, integrity, noaesni;
+	bool cipher_only;	/* --cipher-only: the sector transform, no I/O */
+	bool aesni_off;		/* the --no-aesni child: libgcrypt masked too */
+	const char *crypto;	/* --crypto NAME|all */
+	const char *be[MAXBE];	/* the backends measured, be[0] first */
+	char bever[MAXBE][64];	/* and their libraries */
+	int nbe;
 	const char *svg;	/* --svg FILE */
 	const char *target;	/* --target FILE|DEVICE: real I/O instead of memory */
 	bool attached;		/* --attached: through geli attach's file */
@@ -77,7 +85,7 @@ struct opts {
 	int nsizes;
 };
 
-static const struct opts *cur_opts;	/* for the I/O helpers */
+static const struct bench_opts *cur_opts;	/* for the I/O helpers */
 
 struct sample {
 	double wr, rd, cpu;	/* MB/s, MB/s, % of all CPUs */
@@ -253,7 +261,7 @@ sh(const char *fmt, ...)
  * `geli init` + `geli attach` make of a provider in memory (/dev/shm).
  */
 static int
-measure_attached(const struct config *c, const struct opts *o, uint8_t *buf,
+measure_attached(const struct config *c, const struct bench_opts *o, uint8_t *buf,
     struct sample *s)
 {
 	char dir[] = "/dev/shm/geli-bench.XXXXXX", eli[128], aopt[64] = "";
@@ -307,16 +315,142 @@ out:
 	return error;
 }
 
+/* The volume of one measurement, with a random key, on a provider of
+ * psize bytes (mem_provider). */
 static int
-measure(const struct config *c, const struct opts *o, uint8_t *buf,
+bench_volume(const struct config *c, const struct bench_opts *o, uint64_t psize,
+    struct geli_volume **v)
+{
+	uint32_t S = c->sectorsize != 0 ? c->sectorsize : o->sectorsize;
+	struct geli_provider *p;
+	struct geli_metadata md;
+	uint8_t mkey[GELI_MKEY_DATALEN];
+	int error;
+
+	error = mem_provider(psize, &p, NULL);
+	if (error != 0)
+		return error;
+	memset(&md, 0, sizeof(md));
+	memcpy(md.magic, GELI_MAGIC, sizeof(GELI_MAGIC));
+	md.version = GELI_VERSION;
+	md.flags = GELI_FLAG_AUTORESIZE | (c->aalgo != 0 ? GELI_FLAG_AUTH : 0);
+	md.ealgo = (uint16_t)c->ealgo;
+	md.keylen = (uint16_t)c->keylen;
+	md.aalgo = (uint16_t)c->aalgo;
+	md.sectorsize = S;
+	md.provsize = psize;
+	geli_random(mkey, sizeof(mkey));
+	error = geli_volume_open(p, &md, mkey, 0, o->threads, v);
+	geli_wipe(mkey, sizeof(mkey));
+	if (error != 0)
+		geli_provider_close(p);
+	return error;
+}
+
+/* --cipher-only: one request's worth of whole sectors transformed in
+ * memory, as timed_io's "I/O" (encrypt for writes, decrypt for reads). */
+struct xform {
+	struct geli_volume *v;
+	uint8_t *phys;		/* ciphertext and tags (== buf without integrity) */
+	uint8_t *copy;		/* the raw baseline's other buffer */
+};
+
+static ssize_t
+xf_crypt(struct xform *x, uint8_t *buf, size_t len, bool enc)
+{
+	size_t n = len / geli_volume_sectorsize(x->v);
+
+	return geli_volume_transform(x->v, 0, n, buf, x->phys, enc) == 0 ?
+	    (ssize_t)len : -1;
+}
+
+static ssize_t
+xf_encrypt(void *a, uint8_t *buf, size_t len, uint64_t off)
+{
+	(void)off;
+	return xf_crypt(a, buf, len, true);
+}
+
+static ssize_t
+xf_decrypt(void *a, uint8_t *buf, size_t len, uint64_t off)
+{
+	(void)off;
+	return xf_crypt(a, buf, len, false);
+}
+
+static ssize_t
+xf_copy_out(void *a, uint8_t *buf, size_t len, uint64_t off)
+{
+	(void)off;
+	memcpy(((struct xform *)a)->copy, buf, len);
+	return (ssize_t)len;
+}
+
+static ssize_t
+xf_copy_in(void *a, uint8_t *buf, size_t len, uint64_t off)
+{
+	(void)off;
+	memcpy(buf, ((struct xform *)a)->copy, len);
+	return (ssize_t)len;
+}
+
+/*
+ * What the CPU does per cipher with no provider I/O (as cryptsetup
+ * benchmark reports it): the sector transform of the data path on the
+ * pool, in place, over one request (--bs) of sectors; the raw baseline is
+ * a memory copy of as many bytes.  With integrity, decryption verifies the
+ * tags the last encryption made.
+ */
+static int
+measure_cipher(const struct config *c, const struct bench_opts *o, uint8_t *buf,
     struct sample *s)
 {
+	const size_t bs = o->bs != 0 ? o->bs : 1 << 20;
+	uint32_t S = c->sectorsize != 0 ? c->sectorsize : o->sectorsize;
+	struct xform x = { NULL, NULL, NULL };
+	double cw, cr;
+	int error = 0;
+
+	if (c->ealgo == 0) {
+		x.copy = aligned_alloc(4096, bs);
+		if (x.copy == NULL)
+			return -ENOMEM;
+		s->wr = timed_io(xf_copy_out, &x, PHASE_WRITE, buf, bs, o->seconds, &cw, NULL);
+		s->rd = timed_io(xf_copy_in, &x, PHASE_READ, buf, bs, o->seconds, &cr, NULL);
+		free(x.copy);
+	} else {
+		uint64_t psize = (uint64_t)(bs / S) * S * 2 + S;
+
+		/* A sparse memfd: the transform never touches the provider. */
+		error = bench_volume(c, o, psize, &x.v);
+		if (error != 0)
+			return error;
+		x.phys = c->aalgo != 0 ? aligned_alloc(4096,
+		    bs / S * geli_volume_physical_sectorsize(x.v)) : buf;
+		if (x.phys == NULL) {
+			geli_volume_close(x.v);
+			return -ENOMEM;
+		}
+		s->wr = timed_io(xf_encrypt, &x, PHASE_WRITE, buf, bs, o->seconds, &cw, NULL);
+		s->rd = timed_io(xf_decrypt, &x, PHASE_READ, buf, bs, o->seconds, &cr, NULL);
+		if (x.phys != buf)
+			free(x.phys);
+		geli_volume_close(x.v);
+	}
+	s->cpu = (cw + cr) / 2;
+	return s->wr < 0 || s->rd < 0 ? -EIO : error;
+}
+
+static int
+measure(const struct config *c, const struct bench_opts *o, uint8_t *buf,
+    struct sample *s)
+{
+	if (o->cipher_only)
+		return measure_cipher(c, o, buf, s);
 	if (o->attached && c->ealgo != 0)
 		return measure_attached(c, o, buf, s);
 	struct geli_provider *p;
-	struct geli_metadata md;
 	struct geli_volume *v;
-	uint8_t mkey[GELI_MKEY_DATALEN];
 	double cw, cr;
 	int error, fd;
 
@@ -342,25 +476,10 @@ measure(const struct config *c, const struct opts *o, uint8_t *buf,
 	/* With integrity the provider holds the tags too (§7.1). */
 	if (c->aalgo != 0)
 		psize = o->size / S * ((S - 1) / ((512 - geli_hashlen(c->aalgo)) / 16 * 16) + 1) * 512 + 512;
-	error = mem_provider(psize, &p, NULL);
+	error = bench_volume(c, o, psize, &v);
 	if (error != 0)
 		return error;
-	memset(&md, 0, sizeof(md));
-	memcpy(md.magic, GELI_MAGIC, sizeof(GELI_MAGIC));
-	md.version = GELI_VERSION;
-	md.flags = GELI_FLAG_AUTORESIZE | (c->aalgo != 0 ? GELI_FLAG_AUTH : 0);
-	md.ealgo = (uint16_t)c->ealgo;
-	md.keylen = (uint16_t)c->keylen;
-	md.aalgo = (uint16_t)c->aalgo;
-	md.sectorsize = S;
-	md.provsize = psize;
-	geli_random(mkey, sizeof(mkey));
-	error = geli_volume_open(p, &md, mkey, 0, o->threads, &v);
-	geli_wipe(mkey, sizeof(mkey));
-	if (error != 0) {
-		geli_provider_close(p);
-		return error;
-	}
+	p = geli_volume_provider(v);
 	/* Reads stay within what was written: integrity volumes fail
 	 * verification elsewhere (as on FreeBSD). */
 	target_fd = o->target != NULL ? geli_provider_fd(p) : -1;
@@ -437,7 +556,7 @@ bad(const char *what, const char *val)
 
 /* The measurements the options ask for; configs[0] is the raw baseline. */
 static int
-plan(const struct opts *o, struct config *cfg)
+plan(const struct bench_opts *o, struct config *cfg)
 {
 	int n = 0;
 
@@ -494,7 +613,7 @@ xml_text(FILE *f, const char *s)
  */
 static int
 write_svg(const char *path, const struct config *cfg, int ncfg,
-    const double *wmed, const double *rmed, const struct opts *o)
+    const double *wmed, const double *rmed, const struct bench_opts *o)
 {
 	const int left = 260, right = 110, barh = 9, rowh = 26, top = 70;
 	const int width = 1000, plot = width - left - right;
@@ -575,7 +694,7 @@ write_svg(const char *path, const struct config *cfg, int ncfg,
  * per-command overhead (time of one small read beyond its transfer time).
  */
 static int
-bench_disk(const struct opts *o)
+bench_disk(const struct bench_opts *o)
 {
 	const size_t bs = 1 << 20, small = 4096;
 	uint64_t size, span, at[3];
@@ -747,7 +866,7 @@ fail:
 }
 
 static int
-bench_pool(const struct opts *o)
+bench_pool(const struct bench_opts *o)
 {
 	char dir[] = "/dev/shm/geli-pool.XXXXXX", kind[16], vdevs[8192], file[256];
 	int nvdev, width, n, error = 0, self = (int)getpid();
@@ -891,7 +1010,8 @@ run_without_aesni(int argc, char **argv, int ncfg, double *wmed, double *rmed)
 	FILE *f;
 
 	n += (size_t)snprintf(cmd + n, sizeof(cmd) - n,
-	    "OPENSSL_ia32cap='~0x200000200000000' /proc/%d/exe bench --csv", (int)getpid());
+	    "OPENSSL_ia32cap='~0x200000200000000' /proc/%d/exe bench --csv --aesni-off",
+	    (int)getpid());
 	for (int i = 1; i < argc && n < sizeof(cmd); i++) {
 		if (strcmp(argv[i], "--no-aesni") == 0 || strcmp(argv[i], "--json") == 0 ||
 		    strcmp(argv[i], "--csv") == 0)
@@ -921,6 +1041,316 @@ run_without_aesni(int argc, char **argv, int ncfg, double *wmed, double *rmed)
 	return pclose(f) == 0 && row == ncfg ? 0 : -EIO;
 }
 
+/* Where the bytes went, as the JSON and CSV name it. */
+static const char *
+target_name(const struct bench_opts *o, const struct config *c)
+{
+	if (o->target != NULL)
+		return o->target;
+	if (o->cipher_only)
+		return "cipher";
+	return o->attached && c->ealgo != 0 ? "attached" : "memory";
+}
+
+static void
+report_json(const struct bench_opts *o, const struct config *cfg, int ncfg,
+    struct stat3 W[][MAXCONFIGS], struct stat3 R[][MAXCONFIGS],
+    struct stat3 U[][MAXCONFIGS], const double *nwr, const double *nrd)
+{
+	char model[256];
+	bool aes, vaes, avx2;
+	struct utsname u;
+
+	cpu_info(model, sizeof(model), &aes, &vaes, &avx2);
+	uname(&u);
+	printf("{\n  \"machine\": {\"cpu\": ");
+	json_string(model);
+	printf(", \"aes\": %s, \"vaes\": %s, \"avx2\": %s, \"kernel\": ",
+	    aes ? "true" : "false", vaes ? "true" : "false", avx2 ? "true" : "false");
+	json_string(u.release);
+	printf(", \"crypto\": ");
+	json_string(o->bever[0]);
+	printf(", \"crypto_backends\": {");
+	for (int b = 0; b < o->nbe; b++) {
+		printf("%s\"%s\": ", b ? ", " : "", o->be[b]);
+		json_string(o->bever[b]);
+	}
+	printf("}, \"openssl\": ");
+	json_string(OpenSSL_version(OPENSSL_VERSION));
+	printf(", \"cores\": %ld},\n  \"results\": [\n", sysconf(_SC_NPROCESSORS_ONLN));
+	for (int c = 0; c < ncfg; c++)
+		for (int b = 0; b < o->nbe; b++) {
+			uint32_t S = cfg[c].sectorsize != 0 ? cfg[c].sectorsize : o->sectorsize;
+			bool legacy = geli_algo_is_legacy(cfg[c].ealgo) ||
+			    geli_algo_is_legacy(cfg[c].aalgo);
+			struct stat3 w = W[b][c], d = R[b][c];
+
+			if (cfg[c].ealgo == 0 && b > 0)
+				continue;
+			printf("    {\"study\": \"%s\", \"ealgo\": ", cfg[c].study);
+			if (cfg[c].ealgo == 0)
+				printf("null, \"keylen\": null, \"sectorsize\": null");
+			else
+				printf("\"%s\", \"keylen\": %u, \"sectorsize\": %u",
+				    cfg[c].label, cfg[c].keylen, S);
+			printf(", \"aalgo\": ");
+			if (cfg[c].aalgo == 0)
+				printf("null");
+			else
+				json_string(geli_algo_name(cfg[c].aalgo));
+			printf(", \"threads\": %u, \"target\": ", o->threads);
+			json_string(target_name(o, &cfg[c]));
+			printf(", \"crypto\": ");
+			if (cfg[c].ealgo == 0)
+				printf("null");
+			else
+				json_string(o->be[b]);
+			printf(", \"legacy\": %s, "
+			    "\"write_MBps\": %.1f, \"read_MBps\": %.1f, "
+			    "\"write_percent_of_raw\": %.1f, \"read_percent_of_raw\": %.1f, "
+			    "\"cpu_percent\": %.1f, \"runs\": %d, "
+			    "\"min\": {\"write_MBps\": %.1f, \"read_MBps\": %.1f}, "
+			    "\"median\": {\"write_MBps\": %.1f, \"read_MBps\": %.1f}, "
+			    "\"max\": {\"write_MBps\": %.1f, \"read_MBps\": %.1f}",
+			    legacy ? "true" : "false", w.median, d.median,
+			    100 * w.median / W[0][0].median, 100 * d.median / R[0][0].median,
+			    U[b][c].median, o->runs, w.min, d.min, w.median, d.median, w.max,
+			    d.max);
+			if (o->noaesni)
+				printf(", \"no_aesni\": {\"write_MBps\": %.1f, \"read_MBps\": %.1f, "
+				    "\"write_ratio\": %.3f, \"read_ratio\": %.3f}", nwr[c], nrd[c],
+				    nwr[c] > 0 ? w.median / nwr[c] : 0, nrd[c] > 0 ? d.median / nrd[c] : 0);
+			if (b == 0 && o->nbe > 1 && cfg[c].ealgo != 0) {
+				printf(", \"ratio\": {");
+				for (int k = 1; k < o->nbe; k++)
+					printf("%s\"%s\": {\"write\": %.3f, \"read\": %.3f}",
+					    k > 1 ? ", " : "", o->be[k],
+					    W[0][c].median / W[k][c].median,
+					    R[0][c].median / R[k][c].median);
+				printf("}");
+			}
+			printf("}%s\n", c + 1 < ncfg || b + 1 < o->nbe ? "," : "");
+		}
+	printf("  ]\n}\n");
+}
+
+static void
+report_csv(const struct bench_opts *o, const struct config *cfg, int ncfg,
+    struct stat3 W[][MAXCONFIGS], struct stat3 R[][MAXCONFIGS],
+    struct stat3 U[][MAXCONFIGS])
+{
+	printf("study,ealgo,keylen,sectorsize,aalgo,threads,target,legacy,"
+	    "write_MBps,read_MBps,write_percent_of_raw,read_percent_of_raw,"
+	    "cpu_percent,runs,min_write_MBps,min_read_MBps,median_write_MBps,"
+	    "median_read_MBps,max_write_MBps,max_read_MBps,crypto\n");
+	for (int c = 0; c < ncfg; c++)
+		for (int b = 0; b < o->nbe; b++) {
+			uint32_t S = cfg[c].sectorsize != 0 ? cfg[c].sectorsize : o->sectorsize;
+			bool legacy = geli_algo_is_legacy(cfg[c].ealgo) ||
+			    geli_algo_is_legacy(cfg[c].aalgo);
+			struct stat3 w = W[b][c], d = R[b][c];
+
+			if (cfg[c].ealgo == 0 && b > 0)
+				continue;
+			printf("%s,%s,", cfg[c].study, cfg[c].ealgo == 0 ? "" : cfg[c].label);
+			if (cfg[c].ealgo == 0)
+				printf(",,");
+			else
+				printf("%u,%u,", cfg[c].keylen, S);
+			printf("%s,%u,%s,%s,%.1f,%.1f,%.1f,%.1f,%.1f,%d,%.1f,%.1f,"
+			    "%.1f,%.1f,%.1f,%.1f,%s\n",
+			    cfg[c].aalgo == 0 ? "" : geli_algo_name(cfg[c].aalgo), o->threads,
+			    target_name(o, &cfg[c]), legacy ? "true" : "false", w.median,
+			    d.median, 100 * w.median / W[0][0].median,
+			    100 * d.median / R[0][0].median, U[b][c].median, o->runs, w.min,
+			    d.min, w.median, d.median, w.max, d.max,
+			    cfg[c].ealgo == 0 ? "" : o->be[b]);
+		}
+}
+
+/* The table: one row per configuration; with several backends their
+ * figures side by side and the first one's ratio to each other. */
+static void
+report_table(const struct bench_opts *o, const struct config *cfg, int ncfg,
+    struct stat3 W[][MAXCONFIGS], struct stat3 R[][MAXCONFIGS],
+    struct stat3 U[][MAXCONFIGS], const double *nwr, const double *nrd,
+    size_t bufsz)
+{
+	const char *wl = o->cipher_only ? "encrypt" : "write";
+	const char *rl = o->cipher_only ? "decrypt" : "read";
+	char req[32], libs[200] = "", h[64];
+	size_t n = 0;
+
+	if (bufsz % (1 << 20) == 0)
+		snprintf(req, sizeof(req), "%zu MiB", bufsz >> 20);
+	else
+		snprintf(req, sizeof(req), "%zu KiB", bufsz >> 10);
+	for (int b = 0; b < o->nbe && n < sizeof(libs); b++)
+		n += (size_t)snprintf(libs + n, sizeof(libs) - n, "%s%s",
+		    b ? " vs " : "", o->bever[b]);
+	if (o->target != NULL)
+		printf("geli bench: %s (%ju MiB used; O_DIRECT where it works, writes "
+		    "end with fdatasync, reads start uncached), %s sequential requests, %u threads, "
+		    "%s, median of %d run%s\n\n", o->target, (uintmax_t)(o->size >> 20),
+		    req, o->threads, libs, o->runs, o->runs > 1 ? "s" : "");
+	else if (o->attached)
+		printf("geli bench: through geli attach's file (FUSE) on providers in "
+		    "/dev/shm, raw = a memory file, %ju MiB, %s sequential requests, "
+		    "%u threads, %s, median of %d run%s\n\n", (uintmax_t)(o->size >> 20),
+		    req, o->threads, libs, o->runs, o->runs > 1 ? "s" : "");
+	else if (o->cipher_only)
+		printf("geli bench: the sector transform alone (no provider I/O), %s of "
+		    "sectors at a time, raw = a memory copy, %u threads, %s, median of %d "
+		    "run%s\n\n", req, o->threads, libs, o->runs, o->runs > 1 ? "s" : "");
+	else
+		printf("geli bench: in-memory providers of %ju MiB, %s sequential "
+		    "requests, %u threads, %s, median of %d run%s\n\n",
+		    (uintmax_t)(o->size >> 20), req, o->threads, libs, o->runs,
+		    o->runs > 1 ? "s" : "");
+	printf("%-16s %6s %6s %-15s", "cipher", "keylen", "sector", "integrity");
+	if (o->nbe == 1) {
+		snprintf(h, sizeof(h), "%s MB/s", wl);
+		printf(" %12s", h);
+		snprintf(h, sizeof(h), "%s MB/s", rl);
+		printf(" %12s", h);
+		snprintf(h, sizeof(h), "%s %%", wl);
+		printf(" %9s", h);
+		snprintf(h, sizeof(h), "%s %%", rl);
+		printf(" %9s %5s", h, "CPU%");
+	} else {
+		for (int b = 0; b < o->nbe; b++) {
+			snprintf(h, sizeof(h), "%s %.3s", o->be[b], wl);
+			printf(" %13s", h);
+			snprintf(h, sizeof(h), "%s %.3s", o->be[b], rl);
+			printf(" %13s", h);
+		}
+		for (int b = 1; b < o->nbe; b++) {
+			snprintf(h, sizeof(h), "/%s %.3s", o->be[b], wl);
+			printf(" %12s", h);
+			snprintf(h, sizeof(h), "/%s %.3s", o->be[b], rl);
+			printf(" %12s", h);
+		}
+	}
+	if (o->noaesni)
+		printf("  %13s %13s %8s", "noAESNI w MB/s", "noAESNI r MB/s", "AES-NI x");
+	printf("\n");
+	for (int c = 0; c < ncfg; c++) {
+		uint32_t S = cfg[c].sectorsize != 0 ? cfg[c].sectorsize : o->sectorsize;
+		bool legacy = geli_algo_is_legacy(cfg[c].ealgo) ||
+		    geli_algo_is_legacy(cfg[c].aalgo);
+		struct stat3 w = W[0][c], d = R[0][c];
+		char name[40], kl[16], ss[16];
+
+		snprintf(name, sizeof(name), "%s%s", cfg[c].ealgo == 0 ?
+		    "raw (no GELI)" : cfg[c].label, legacy ? " *" : "");
+		snprintf(kl, sizeof(kl), "%u", cfg[c].keylen);
+		snprintf(ss, sizeof(ss), "%u", S);
+		printf("%-16s %6s %6s %-15s", name, cfg[c].ealgo == 0 ? "-" : kl,
+		    cfg[c].ealgo == 0 ? "-" : ss,
+		    cfg[c].aalgo == 0 ? "-" : geli_algo_name(cfg[c].aalgo));
+		if (o->nbe == 1) {
+			printf(" %12.0f %12.0f %8.0f%% %8.0f%% %4.0f%%", w.median, d.median,
+			    100 * w.median / W[0][0].median, 100 * d.median / R[0][0].median,
+			    U[0][c].median);
+		} else {
+			for (int b = 0; b < o->nbe; b++)
+				printf(" %13.0f %13.0f", W[b][c].median, R[b][c].median);
+			for (int b = 1; b < o->nbe; b++) {
+				if (cfg[c].ealgo == 0)
+					printf(" %12s %12s", "-", "-");
+				else
+					printf(" %11.2fx %11.2fx", w.median / W[b][c].median,
+					    d.median / R[b][c].median);
+			}
+		}
+		if (o->noaesni)
+			printf("  %14.0f %14.0f %7.1fx", nwr[c], nrd[c],
+			    nwr[c] > 0 ? (w.median / nwr[c] + d.median / nrd[c]) / 2 : 0);
+		printf("\n");
+	}
+	printf("\n* legacy: current FreeBSD refuses it; geli for Linux reads and writes it.\n");
+	if (o->nbe == 1)
+		printf("%% = of the raw baseline, measured in the same process, interleaved.\n"
+		    "CPU%% = CPU time of this process (and with --attached the daemon's) over\n"
+		    "wall time, of all %ld cores.\n", sysconf(_SC_NPROCESSORS_ONLN));
+	else
+		printf("Each backend in turn on the same data, interleaved; /%s = %s's figure\n"
+		    "over %s's.\n", o->be[1], o->be[0], o->be[1]);
+	if (o->cipher_only)
+		printf("encrypt/decrypt: the data path's sector transform on the pool, with\n"
+		    "no provider I/O (the JSON's write_MBps/read_MBps).\n");
+	if (o->noaesni)
+		printf("noAESNI: the same study in a child process with AES-NI and PCLMULQDQ\n"
+		    "masked off (OPENSSL_ia32cap, libgcrypt's disabled hardware features);\n"
+		    "AES-NI x = mean of the write and read speedups.\n");
+}
+
+static void
+report(const struct bench_opts *o, const struct config *cfg, int ncfg,
+    struct stat3 W[][MAXCONFIGS], struct stat3 R[][MAXCONFIGS],
+    struct stat3 U[][MAXCONFIGS], const double *nwr, const double *nrd,
+    size_t bufsz)
+{
+	if (o->json)
+		report_json(o, cfg, ncfg, W, R, U, nwr, nrd);
+	else if (o->csv)
+		report_csv(o, cfg, ncfg, W, R, U);
+	else
+		report_table(o, cfg, ncfg, W, R, U, nwr, nrd, bufsz);
+}
+
+/* The backend of the next measurement, also for the geli processes that
+ * --attached starts. */
+static int
+use_backend(const char *name)
+{
+	int error = geli_crypto_select(name);
+
+	if (error == 0)
+		setenv("GELI_CRYPTO", name, 1);
+	return error;
+}
+
+/* --crypto NAME|all into o->be (default: the one crypto_start chose). */
+static int
+pick_backends(struct bench_opts *o)
+{
+	const char *name;
+
+	o->nbe = 0;
+	if (o->crypto == NULL) {
+		o->be[o->nbe++] = geli_crypto_name();
+	} else if (strcmp(o->crypto, "all") == 0) {
+		for (unsigned i = 0; (name = geli_crypto_backend(i)) != NULL &&
+		    o->nbe < MAXBE; i++)
+			o->be[o->nbe++] = name;
+	} else {
+		for (unsigned i = 0; (name = geli_crypto_backend(i)) != NULL; i++)
+			if (strcmp(name, o->crypto) == 0)
+				o->be[o->nbe++] = name;
+		if (o->nbe == 0) {
+			fprintf(stderr, "geli: Unknown crypto backend --crypto %s "
+			    "(gcrypt, openssl or all).\n", o->crypto);
+			return -1;
+		}
+	}
+	if (o->nbe > 1 && (o->noaesni || o->pool != NULL || o->disk != NULL)) {
+		fprintf(stderr, "geli: --crypto all goes with the cipher studies, "
+		    "not with --no-aesni, --pool or --disk.\n");
+		return -1;
+	}
+	for (int b = 0; b < o->nbe; b++) {
+		int error = use_backend(o->be[b]);
+		if (error != 0) {
+			fprintf(stderr, "geli: Cannot start the crypto library %s: %s.\n",
+			    o->be[b], strerror(-error));
+			return -1;
+		}
+		snprintf(o->bever[b], sizeof(o->bever[b]), "%s", geli_crypto_version());
+	}
+	return use_backend(o->be[0]);
+}
+
 int
 bench_main(int argc, char **argv)
 {
@@ -944,13 +1374,17 @@ bench_main(int argc, char **argv)
 		{ "disk", required_argument, NULL, 'D' },
 		{ "pool", required_argument, NULL, 'P' },
 		{ "bs", required_argument, NULL, 'B' },
+		{ "cipher-only", no_argument, NULL, 'C' },
+		{ "crypto", required_argument, NULL, 'K' },
+		/* The --no-aesni child's own: mask libgcrypt as well. */
+		{ "aesni-off", no_argument, NULL, 'H' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { .runs = 3, .seconds = 0.6, .size = 256ull << 20,
+	struct bench_opts o = { .runs = 3, .seconds = 0.6, .size = 256ull << 20,
 	    .sectorsize = 4096 };
 	static struct config cfg[MAXCONFIGS];
-	static double wr[MAXCONFIGS][MAXRUNS], rd[MAXCONFIGS][MAXRUNS],
-	    cpu[MAXCONFIGS][MAXRUNS];
+	static double wr[MAXBE][MAXCONFIGS][MAXRUNS], rd[MAXBE][MAXCONFIGS][MAXRUNS],
+	    cpu[MAXBE][MAXCONFIGS][MAXRUNS];
 	char *end, *tok, *save;
 	uint8_t *buf;
 	int ch, ncfg;
@@ -1054,6 +1488,15 @@ bench_main(int argc, char **argv)
 			if (*end != '\0' || o.bs < 4096 || o.bs > (64u << 20) || o.bs % 4096 != 0)
 				return bad("bs", optarg);
 			break;
+		case 'C':
+			o.cipher_only = true;
+			break;
+		case 'K':
+			o.crypto = optarg;
+			break;
+		case 'H':
+			o.aesni_off = true;
+			break;
 		default:
 			usage();
 		}
@@ -1064,6 +1507,16 @@ bench_main(int argc, char **argv)
 		fprintf(stderr, "geli: Options --json and --csv are mutually exclusive.\n");
 		return 1;
 	}
+	if (o.cipher_only && (o.attached || o.target != NULL || o.disk != NULL ||
+	    o.pool != NULL)) {
+		fprintf(stderr, "geli: --cipher-only measures no I/O: it goes with no "
+		    "--attached, --target, --disk or --pool.\n");
+		return 1;
+	}
+	if (o.aesni_off)
+		geli_crypto_disable_hwaccel();
+	if (crypto_start() != 0 || pick_backends(&o) != 0)
+		return 1;
 	if (o.nsizes == 0) {
 		if (o.integrity) {
 			static const uint32_t four[] = { 512, 1024, 2048, 4096 };
@@ -1123,23 +1576,35 @@ bench_main(int argc, char **argv)
 		return 1;
 	geli_random(buf, bufsz);
 
-	/* Interleaved: every configuration once per run, raw first. */
+	/* Interleaved: every configuration once per run, raw first, each
+	 * backend in turn (raw needs no backend: measured once). */
 	for (int r = 0; r < o.runs; r++) {
 		for (int c = 0; c < ncfg; c++) {
-			struct sample smp = { 0, 0, 0 };
-			if (o.progress)
-				fprintf(stderr, "\rgeli bench: run %d/%d, %d/%d: %-12s %-3u   ",
-				    r + 1, o.runs, c + 1, ncfg, cfg[c].label, cfg[c].keylen);
-			int error = measure(&cfg[c], &o, buf, &smp);
-			if (error != 0) {
-				fprintf(stderr, "%sgeli: %s %u: %s.\n", o.progress ? "\n" : "",
-				    cfg[c].label, cfg[c].keylen, strerror(-error));
-				free(buf);
-				return 1;
+			for (int b = 0; b < o.nbe; b++) {
+				struct sample smp = { 0, 0, 0 };
+				if (cfg[c].ealgo == 0 && b > 0) {
+					wr[b][c][r] = wr[0][c][r];
+					rd[b][c][r] = rd[0][c][r];
+					cpu[b][c][r] = cpu[0][c][r];
+					continue;
+				}
+				if (o.progress)
+					fprintf(stderr, "\rgeli bench: run %d/%d, %d/%d: %-12s %-3u %-7s   ",
+					    r + 1, o.runs, c + 1, ncfg, cfg[c].label, cfg[c].keylen,
+					    o.nbe > 1 ? o.be[b] : "");
+				int error = use_backend(o.be[b]);
+				if (error == 0)
+					error = measure(&cfg[c], &o, buf, &smp);
+				if (error != 0) {
+					fprintf(stderr, "%sgeli: %s %u: %s.\n", o.progress ? "\n" : "",
+					    cfg[c].label, cfg[c].keylen, strerror(-error));
+					free(buf);
+					return 1;
+				}
+				wr[b][c][r] = smp.wr;
+				rd[b][c][r] = smp.rd;
+				cpu[b][c][r] = smp.cpu;
 			}
-			wr[c][r] = smp.wr;
-			rd[c][r] = smp.rd;
-			cpu[c][r] = smp.cpu;
 		}
 	}
 	if (o.progress)
@@ -1160,12 +1625,18 @@ bench_main(int argc, char **argv)
 		}
 	}
 
-	struct stat3 raww = stats(wr[0], o.runs), rawr = stats(rd[0], o.runs);
+	static struct stat3 W[MAXBE][MAXCONFIGS], R[MAXBE][MAXCONFIGS], U[MAXBE][MAXCONFIGS];
+	for (int b = 0; b < o.nbe; b++)
+		for (int c = 0; c < ncfg; c++) {
+			W[b][c] = stats(wr[b][c], o.runs);
+			R[b][c] = stats(rd[b][c], o.runs);
+			U[b][c] = stats(cpu[b][c], o.runs);
+		}
 	if (o.svg != NULL) {
 		static double wm[MAXCONFIGS], rm[MAXCONFIGS];
 		for (int c = 0; c < ncfg; c++) {
-			wm[c] = stats(wr[c], o.runs).median;
-			rm[c] = stats(rd[c], o.runs).median;
+			wm[c] = W[0][c].median;
+			rm[c] = R[0][c].median;
 		}
 		int error = write_svg(o.svg, cfg, ncfg, wm, rm, &o);
 		if (error != 0) {
@@ -1173,134 +1644,6 @@ bench_main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (o.json) {
-		char model[256];
-		bool aes, vaes, avx2;
-		struct utsname u;
-
-		cpu_info(model, sizeof(model), &aes, &vaes, &avx2);
-		uname(&u);
-		printf("{\n  \"machine\": {\"cpu\": ");
-		json_string(model);
-		printf(", \"aes\": %s, \"vaes\": %s, \"avx2\": %s, \"kernel\": ",
-		    aes ? "true" : "false", vaes ? "true" : "false", avx2 ? "true" : "false");
-		json_string(u.release);
-		printf(", \"openssl\": ");
-		json_string(OpenSSL_version(OPENSSL_VERSION));
-		printf(", \"cores\": %ld},\n  \"results\": [\n",
-		    sysconf(_SC_NPROCESSORS_ONLN));
-	} else if (o.csv) {
-		printf("study,ealgo,keylen,sectorsize,aalgo,threads,target,legacy,"
-		    "write_MBps,read_MBps,write_percent_of_raw,read_percent_of_raw,"
-		    "cpu_percent,runs,min_write_MBps,min_read_MBps,median_write_MBps,"
-		    "median_read_MBps,max_write_MBps,max_read_MBps\n");
-	} else {
-		char req[32];
-
-		if (bufsz % (1 << 20) == 0)
-			snprintf(req, sizeof(req), "%zu MiB", bufsz >> 20);
-		else
-			snprintf(req, sizeof(req), "%zu KiB", bufsz >> 10);
-		if (o.target != NULL)
-			printf("geli bench: %s (%ju MiB used; O_DIRECT where it works, writes "
-			    "end with fdatasync, reads start uncached), %s sequential requests, %u threads, "
-			    "median of %d run%s\n\n", o.target, (uintmax_t)(o.size >> 20),
-			    req, o.threads, o.runs, o.runs > 1 ? "s" : "");
-		else if (o.attached)
-			printf("geli bench: through geli attach's file (FUSE) on providers in "
-			    "/dev/shm, raw = a memory file, %ju MiB, %s sequential requests, "
-			    "%u threads, median of %d run%s\n\n", (uintmax_t)(o.size >> 20),
-			    req, o.threads, o.runs, o.runs > 1 ? "s" : "");
-		else
-			printf("geli bench: in-memory providers of %ju MiB, %s sequential "
-			    "requests, %u threads, median of %d run%s\n\n",
-			    (uintmax_t)(o.size >> 20), req, o.threads, o.runs,
-			    o.runs > 1 ? "s" : "");
-		printf("%-16s %6s %6s %-15s %11s %11s %8s %8s %5s", "cipher", "keylen",
-		    "sector", "integrity", "write MB/s", "read MB/s", "write %",
-		    "read %", "CPU%");
-		if (o.noaesni)
-			printf("  %13s %13s %8s", "noAESNI w MB/s", "noAESNI r MB/s", "AES-NI x");
-		printf("\n");
-	}
-	for (int c = 0; c < ncfg; c++) {
-		struct stat3 w = stats(wr[c], o.runs), d = stats(rd[c], o.runs);
-		struct stat3 u2 = stats(cpu[c], o.runs);
-		uint32_t S = cfg[c].ealgo == 0 ? 0 :
-		    cfg[c].sectorsize != 0 ? cfg[c].sectorsize : o.sectorsize;
-		bool legacy = geli_algo_is_legacy(cfg[c].ealgo) ||
-		    geli_algo_is_legacy(cfg[c].aalgo);
-		double wp = 100 * w.median / raww.median, rp = 100 * d.median / rawr.median;
-
-		if (o.json) {
-			printf("    {\"study\": \"%s\", \"ealgo\": ", cfg[c].study);
-			if (cfg[c].ealgo == 0)
-				printf("null, \"keylen\": null, \"sectorsize\": null");
-			else
-				printf("\"%s\", \"keylen\": %u, \"sectorsize\": %u",
-				    cfg[c].label, cfg[c].keylen, S);
-			printf(", \"aalgo\": ");
-			if (cfg[c].aalgo == 0)
-				printf("null");
-			else
-				json_string(geli_algo_name(cfg[c].aalgo));
-			printf(", \"threads\": %u, \"target\": ", o.threads);
-			json_string(o.target != NULL ? o.target :
-			    o.attached && cfg[c].ealgo != 0 ? "attached" : "memory");
-			printf(", \"legacy\": %s, "
-			    "\"write_MBps\": %.1f, \"read_MBps\": %.1f, "
-			    "\"write_percent_of_raw\": %.1f, \"read_percent_of_raw\": %.1f, "
-			    "\"cpu_percent\": %.1f, \"runs\": %d, "
-			    "\"min\": {\"write_MBps\": %.1f, \"read_MBps\": %.1f}, "
-			    "\"median\": {\"write_MBps\": %.1f, \"read_MBps\": %.1f}, "
-			    "\"max\": {\"write_MBps\": %.1f, \"read_MBps\": %.1f}",
-			    legacy ? "true" : "false", w.median, d.median, wp, rp,
-			    u2.median, o.runs, w.min, d.min, w.median, d.median, w.max,
-			    d.max);
-			if (o.noaesni)
-				printf(", \"no_aesni\": {\"write_MBps\": %.1f, \"read_MBps\": %.1f, "
-				    "\"write_ratio\": %.3f, \"read_ratio\": %.3f}", nwr[c], nrd[c],
-				    nwr[c] > 0 ? w.median / nwr[c] : 0, nrd[c] > 0 ? d.median / nrd[c] : 0);
-			printf("}%s\n", c + 1 < ncfg ? "," : "");
-		} else if (o.csv) {
-			printf("%s,%s,", cfg[c].study, cfg[c].ealgo == 0 ? "" : cfg[c].label);
-			if (cfg[c].ealgo == 0)
-				printf(",,");
-			else
-				printf("%u,%u,", cfg[c].keylen, S);
-			printf("%s,%u,%s,%s,%.1f,%.1f,%.1f,%.1f,%.1f,%d,%.1f,%.1f,"
-			    "%.1f,%.1f,%.1f,%.1f\n",
-			    cfg[c].aalgo == 0 ? "" : geli_algo_name(cfg[c].aalgo), o.threads,
-			    o.target != NULL ? o.target :
-			    o.attached && cfg[c].ealgo != 0 ? "attached" : "memory",
-			    legacy ? "true" : "false", w.median, d.median, wp, rp, u2.median,
-			    o.runs, w.min, d.min, w.median, d.median, w.max, d.max);
-		} else {
-			char name[40], kl[16], ss[16];
-
-			snprintf(name, sizeof(name), "%s%s", cfg[c].ealgo == 0 ?
-			    "raw (no GELI)" : cfg[c].label, legacy ? " *" : "");
-			snprintf(kl, sizeof(kl), "%u", cfg[c].keylen);
-			snprintf(ss, sizeof(ss), "%u", S);
-			printf("%-16s %6s %6s %-15s %11.0f %11.0f %7.0f%% %7.0f%% %4.0f%%",
-			    name, cfg[c].ealgo == 0 ? "-" : kl, cfg[c].ealgo == 0 ? "-" : ss,
-			    cfg[c].aalgo == 0 ? "-" : geli_algo_name(cfg[c].aalgo),
-			    w.median, d.median, wp, rp, u2.median);
-			if (o.noaesni)
-				printf("  %14.0f %14.0f %7.1fx", nwr[c], nrd[c],
-				    nwr[c] > 0 ? (w.median / nwr[c] + d.median / nrd[c]) / 2 : 0);
-			printf("\n");
-		}
-	}
-	if (o.json)
-		printf("  ]\n}\n");
-	else if (!o.csv)
-		printf("\n* legacy: current FreeBSD refuses it; geli for Linux reads and writes it.\n"
-		    "%% = of the raw baseline, measured in the same process, interleaved.\n"
-		    "CPU%% = CPU time of this process (and with --attached the daemon's) over\n"
-		    "wall time, of all %ld cores.\n%s",
-		    sysconf(_SC_NPROCESSORS_ONLN), o.noaesni ?
-		    "noAESNI: the same study in a child process with AES-NI and PCLMULQDQ\n"
-		    "masked off (OPENSSL_ia32cap); AES-NI x = mean of the write and read speedups.\n" : "");
+	report(&o, cfg, ncfg, W, R, U, nwr, nrd, bufsz);
 	return 0;
 }

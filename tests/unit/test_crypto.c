@@ -1,12 +1,19 @@
 /*
- * Known answers for the crypto backend and the user-key derivation.
- * Oracles: RFC 4231 (HMAC-SHA512), FreeBSD tests/sys/geom/class/eli/testvect.h
+ * Known answers for every crypto backend (each test runs once per backend)
+ * and the user-key derivation.  Oracles: RFC 1321 (MD5), RFC 2202/2286/4231
+ * and RFC 2104 (HMACs), NIST SP 800-38A F.2.1 (AES-CBC), IEEE 1619-2007
+ * vector 2 (AES-XTS), RFC 3713 (Camellia), Eric Young's libdes/blowfish CBC
+ * vectors (Blowfish, 3DES), FreeBSD tests/sys/geom/class/eli/testvect.h
  * (PBKDF2-HMAC-SHA512, GELI-FORMAT.md §10.1), Python's hashlib/hmac.
  */
+#include <stdlib.h>
+
 #include "tap.h"
 
 #include "crypto.h"
 #include "geli.h"
+
+static const char *be;	/* the backend under test, in every description */
 
 static const struct {
 	const char *salt, *pass;
@@ -41,17 +48,17 @@ test_hmac(void)
 	memset(key, 0x0b, sizeof(key));
 	gc_hmac_sha512(key, sizeof(key), "Hi There", 8, out);
 	tap_is_hex(out, 64, "87aa7cdea5ef619d4ff0b4241a1d6cb02379f4e2ce4ec2787ad0b30545e17cdedaa833b7d6b8a702038b274eaea3f4e4be9d914eeb61f1702e696c203a126854",
-	    "HMAC-SHA512 RFC 4231 case 1");
+	    "[%s] HMAC-SHA512 RFC 4231 case 1", be);
 	gc_hmac_sha512("Jefe", 4, "what do ya want for nothing?", 28, out);
 	tap_is_hex(out, 64, "164b7a7bfcf819e2e395fbe73b56e0a387bd64222e831fd610270cd7ea2505549758bf75c05a994a6d034f65f8f0e6fdcaeab1a34d4a6b4b636e070a38bce737",
-	    "HMAC-SHA512 RFC 4231 case 2");
+	    "[%s] HMAC-SHA512 RFC 4231 case 2", be);
 	/* The empty key of GELI's user key (Python: hmac.new(b'', ...)). */
 	gc_hmac_sha512(NULL, 0, "", 0, out);
 	tap_is_hex(out, 64, "b936cee86c9f87aa5d3c6f2e84cb5a4239a5fe50480a6ec66b70ab5b1f4ac6730c6c515421b327ec1d69402e53dfb49ad7381eb067b338fd7b0cb22247225d47",
-	    "HMAC-SHA512 with an empty key, empty message");
+	    "[%s] HMAC-SHA512 with an empty key, empty message", be);
 	gc_hmac_sha512(NULL, 0, "abc", 3, out);
 	tap_is_hex(out, 64, "29689f6b79a8dd686068c2eeae97fd8769ad3ba65cb5381f838358a8045a358ee3ba1739c689c7805e31734fb6072f87261d1256995370d55725cba00d10bdd0",
-	    "HMAC-SHA512 with an empty key, \"abc\"");
+	    "[%s] HMAC-SHA512 with an empty key, \"abc\"", be);
 }
 
 static void
@@ -67,11 +74,11 @@ test_pbkdf2(void)
 		geli_pbkdf2_sha512(pass, (size_t)pl, salt, (size_t)sl,
 		    pbkdf2_vectors[i].iter, out, 64);
 		tap_is_hex(out, 64, pbkdf2_vectors[i].out,
-		    "PBKDF2-HMAC-SHA512 testvect.h, salt %d, password %d, %u iterations",
-		    sl, pl, pbkdf2_vectors[i].iter);
+		    "[%s] PBKDF2-HMAC-SHA512 testvect.h, salt %d, password %d, %u iterations",
+		    be, sl, pl, pbkdf2_vectors[i].iter);
 	}
 	tap_ok(geli_pbkdf2_sha512("x", 1, salt, 8, 0, out, 64) == -EINVAL,
-	    "PBKDF2 refuses 0 iterations");
+	    "[%s] PBKDF2 refuses 0 iterations", be);
 }
 
 /*
@@ -91,21 +98,21 @@ test_ukey(void)
 	memset(&md, 0, sizeof(md));
 	for (int i = 0; i < 64; i++)
 		md.salt[i] = (uint8_t)i;
-	tap_ok(geli_ukey_new(&ctx) == 0, "user key context");
+	tap_ok(geli_ukey_new(&ctx) == 0, "[%s] user key context", be);
 	/* Keyfiles split anywhere give the same key. */
 	geli_ukey_update(ctx, "KEY", 3);
 	geli_ukey_update(ctx, "FILE", 4);
 	md.iterations = 0;
 	geli_ukey_final(ctx, &md, "secret", 6, ukey);
-	tap_is_hex(ukey, 64, "3167b177d7aa68888902e6153f41e65a8dda18c836bce9bd90caa260931b6f7ee83e1c8e075443fe711fb982fe96d1eb5259cedf78a67bff8725cf9f4a520228", "user key, keyfile + passphrase, iterations 0");
+	tap_is_hex(ukey, 64, "3167b177d7aa68888902e6153f41e65a8dda18c836bce9bd90caa260931b6f7ee83e1c8e075443fe711fb982fe96d1eb5259cedf78a67bff8725cf9f4a520228", "[%s] user key, keyfile + passphrase, iterations 0", be);
 	md.iterations = 1000;
 	geli_ukey_final(ctx, &md, "secret", 6, ukey);
-	tap_is_hex(ukey, 64, "b8e34c25c0e14da7976102f8315d34dc7b1721ce3e20419e374d276f664e7f1f4df09921af0463b014b1ea5e5829cde369e59d839132b47d69a9f91456f0a309", "user key, keyfile + passphrase, 1000 iterations");
+	tap_is_hex(ukey, 64, "b8e34c25c0e14da7976102f8315d34dc7b1721ce3e20419e374d276f664e7f1f4df09921af0463b014b1ea5e5829cde369e59d839132b47d69a9f91456f0a309", "[%s] user key, keyfile + passphrase, 1000 iterations", be);
 	md.iterations = -1;
 	geli_ukey_final(ctx, &md, NULL, 0, ukey);
-	tap_is_hex(ukey, 64, "eff1f2fb3dab1ee05f49199c9120480a6038d27effbc092dbb4b3091797fb8cbf3c3746c4df3431497f2ad63f19aeecba1345f7a74d7aaf73eeaeab8963bd4ad", "user key, keyfile only (-p)");
+	tap_is_hex(ukey, 64, "eff1f2fb3dab1ee05f49199c9120480a6038d27effbc092dbb4b3091797fb8cbf3c3746c4df3431497f2ad63f19aeecba1345f7a74d7aaf73eeaeab8963bd4ad", "[%s] user key, keyfile only (-p)", be);
 	tap_ok(geli_ukey_final(ctx, &md, "secret", 6, ukey) == -EINVAL,
-	    "a passphrase with iterations -1 needs calibration first");
+	    "[%s] a passphrase with iterations -1 needs calibration first", be);
 	geli_ukey_free(ctx);
 }
 
@@ -114,19 +121,156 @@ test_secmem(void)
 {
 	uint8_t *p = geli_secure_alloc(100);
 
-	tap_ok(p != NULL, "secure allocation");
-	tap_ok(p != NULL && p[0] == 0 && p[99] == 0, "secure memory starts zeroed");
+	tap_ok(p != NULL, "[%s] secure allocation", be);
+	tap_ok(p != NULL && p[0] == 0 && p[99] == 0, "[%s] secure memory starts zeroed", be);
 	geli_secure_free(p);
 	tap_ok(geli_ct_equal("abcd", "abcd", 4) && !geli_ct_equal("abcd", "abce", 4),
-	    "constant-time compare");
+	    "[%s] constant-time compare", be);
 }
 
-int
-main(void)
+static void
+test_digests(void)
+{
+	uint8_t out[64];
+
+	gc_md5("abc", 3, out);
+	tap_is_hex(out, 16, "900150983cd24fb0d6963f7d28e17f72", "[%s] MD5(\"abc\") RFC 1321", be);
+	gc_sha256("a", 1, "bc", 2, out);
+	tap_is_hex(out, 32, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+	    "[%s] SHA256(\"a\" || \"bc\") FIPS 180-2", be);
+	gc_sha256("abc", 3, NULL, 0, out);
+	tap_is_hex(out, 32, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+	    "[%s] SHA256(\"abc\") in one part", be);
+}
+
+/* Every integrity HMAC through the per-chunk MAC (RFC 2202/2286/4231 "Jefe"). */
+static void
+test_chunk_macs(void)
+{
+	static const struct { unsigned aalgo; const char *hex; } v[] = {
+		{ GELI_ALGO_HMAC_MD5, "750c783e6ab0b503eaa86e310a5db738" },
+		{ GELI_ALGO_HMAC_SHA1, "effcdf6ae5eb2fa2d27416d5f184df9c259a7c79" },
+		{ GELI_ALGO_HMAC_RMD160, "dda6c0213a485a9e24f4742064a7f033b43c4069" },
+		{ GELI_ALGO_HMAC_SHA256, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843" },
+		{ GELI_ALGO_HMAC_SHA384, "af45d2e376484031617f78d2b58a6b1b9c7ef464f5a01b47e42ec3736322445e8e2240ca5e69e2c78b3239ecfab21649" },
+		{ GELI_ALGO_HMAC_SHA512, "164b7a7bfcf819e2e395fbe73b56e0a387bd64222e831fd610270cd7ea2505549758bf75c05a994a6d034f65f8f0e6fdcaeab1a34d4a6b4b636e070a38bce737" },
+	};
+	static const char msg[] = "what do ya want for nothing?";
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		unsigned len = geli_hashlen(v[i].aalgo);
+		uint8_t out[64], again[64];
+		struct gc_mac *m;
+
+		memset(out, 0, sizeof(out));
+		tap_ok(gc_mac_new(gc_current(), v[i].aalgo, &m) == 0, "[%s] %s context", be,
+		    geli_algo_name(v[i].aalgo));
+		gc_mac(m, (const uint8_t *)"Jefe", 4, msg, sizeof(msg) - 1, out, len);
+		tap_is_hex(out, len, v[i].hex, "[%s] %s of the RFC test case", be,
+		    geli_algo_name(v[i].aalgo));
+		/* A shorter tag is the digest's first bytes; re-keying resets. */
+		gc_mac(m, (const uint8_t *)"other", 5, "x", 1, again, len);
+		gc_mac(m, (const uint8_t *)"Jefe", 4, msg, sizeof(msg) - 1, again, 8);
+		tap_ok(memcmp(again, out, 8) == 0, "[%s] %s: re-keyed, truncated to 8", be,
+		    geli_algo_name(v[i].aalgo));
+		gc_mac_free(m);
+	}
+}
+
+/* One CBC chain or XTS unit per cipher, against published ciphertexts. */
+static void
+test_ciphers(void)
+{
+	static const struct {
+		unsigned ealgo, keylen;
+		const char *key, *iv, *plain, *cipher, *what;
+	} v[] = {
+		{ GELI_ALGO_AES_CBC, 128, "2b7e151628aed2a6abf7158809cf4f3c",
+		  "000102030405060708090a0b0c0d0e0f", "6bc1bee22e409f96e93d7e117393172a",
+		  "7649abac8119b246cee98e9b12e9197d", "AES-CBC-128 SP 800-38A F.2.1" },
+		{ GELI_ALGO_CAMELLIA_CBC, 128, "0123456789abcdeffedcba9876543210",
+		  "00000000000000000000000000000000", "0123456789abcdeffedcba9876543210",
+		  "67673138549669730857065648eabe43", "Camellia-128 RFC 3713" },
+		{ GELI_ALGO_BLOWFISH_CBC, 128, "0123456789abcdeff0e1d2c3b4a59687",
+		  "fedcba9876543210",
+		  "37363534333231204e6f77206973207468652074696d6520666f722000000000",
+		  "6b77b4d63006dee605b156e27403979358deb9e7154616d959f1652bd5ff92cc",
+		  "Blowfish-CBC-128 libdes cbc_ok" },
+		{ GELI_ALGO_3DES_CBC, 192,
+		  "0123456789abcdeff1e0d3c2b5a49786fedcba9876543210", "fedcba9876543210",
+		  "37363534333231204e6f77206973207468652074696d6520666f722000000000",
+		  "3fe301c962ac01d02213763c1cbd4cdc799657c064ecf5d41c673812cfde9675",
+		  "3DES-CBC libdes cbc3_ok" },
+		{ GELI_ALGO_AES_XTS, 128,
+		  "1111111111111111111111111111111122222222222222222222222222222222",
+		  "33333333330000000000000000000000",
+		  "4444444444444444444444444444444444444444444444444444444444444444",
+		  "c454185e6a16936e39334038acef838bfb186fff7480adc4289382ecd6d394f0",
+		  "AES-XTS-128 IEEE 1619 vector 2" },
+	};
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		uint8_t key[64], iv[16], plain[64], out[64], back[64];
+		struct gc_sector_cipher *c;
+		int len;
+
+		tap_unhex(v[i].key, key, sizeof(key));
+		tap_unhex(v[i].iv, iv, sizeof(iv));
+		len = tap_unhex(v[i].plain, plain, sizeof(plain));
+		tap_ok(gc_sector_cipher_new(gc_current(), v[i].ealgo, v[i].keylen, key,
+		    &c) == 0, "[%s] %s: keyed", be, v[i].what);
+		gc_sector_crypt(c, iv, plain, out, (size_t)len, 1);
+		tap_is_hex(out, (size_t)len, v[i].cipher, "[%s] %s: encrypt", be, v[i].what);
+		gc_sector_crypt(c, iv, out, back, (size_t)len, 0);
+		tap_ok(memcmp(back, plain, (size_t)len) == 0, "[%s] %s: decrypt", be, v[i].what);
+		/* In place, as the data path runs it. */
+		memcpy(back, plain, (size_t)len);
+		gc_sector_crypt(c, iv, back, back, (size_t)len, 1);
+		tap_ok(memcmp(back, out, (size_t)len) == 0, "[%s] %s: in place", be, v[i].what);
+		gc_sector_cipher_free(c);
+		if (v[i].ealgo != GELI_ALGO_AES_XTS) {
+			memset(out, 0, sizeof(out));
+			gc_cbc(v[i].ealgo, key, v[i].keylen, iv, plain, out, (size_t)len, 1);
+			tap_is_hex(out, (size_t)len, v[i].cipher, "[%s] %s: one-shot CBC",
+			    be, v[i].what);
+		}
+	}
+}
+
+static void
+test_all(void)
 {
 	test_hmac();
 	test_pbkdf2();
 	test_ukey();
 	test_secmem();
+	test_digests();
+	test_chunk_macs();
+	test_ciphers();
+	tap_ok(gc_random(NULL, 0, false) == 0, "[%s] zero random bytes", be);
+}
+
+int
+main(void)
+{
+	/* Every backend in one process: each object keeps its own. */
+	for (unsigned i = 0; (be = gc_backend(i)) != NULL; i++) {
+		tap_ok(gc_select(be) == 0 && strcmp(gc_name(), be) == 0,
+		    "[%s] selected (%s)", be, gc_version());
+		test_all();
+	}
+	tap_ok(gc_select("bogus") == -EINVAL, "an unknown backend is refused");
+	unsetenv("GELI_CRYPTO");
+	int r = gc_select(NULL);
+	tap_ok(r == 0 && strcmp(gc_name(), "gcrypt") == 0,
+	    "without GELI_CRYPTO the default is libgcrypt (%s)", gc_name());
+	setenv("GELI_CRYPTO", "openssl", 1);
+	r = gc_select(NULL);
+	tap_ok(r == 0 && strcmp(gc_name(), "openssl") == 0,
+	    "GELI_CRYPTO=openssl selects OpenSSL (%s)", gc_name());
+	setenv("GELI_CRYPTO", "", 1);
+	r = gc_select(NULL);
+	tap_ok(r == 0 && strcmp(gc_name(), "gcrypt") == 0,
+	    "an empty GELI_CRYPTO is the default (%s)", gc_name());
 	return tap_done();
 }

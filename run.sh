@@ -4,7 +4,9 @@
 #   ./run.sh demo    install what is missing, build, run the main job:
 #                    geli bench on in-memory providers (about a minute)
 #   ./run.sh test    install what is missing, build (plain and with
-#                    AddressSanitizer + UBSan), run every test in both
+#                    AddressSanitizer + UBSan), run every test in both,
+#                    and the crypto and data-path tests again with the
+#                    OpenSSL backend (GELI_CRYPTO=openssl)
 #   ./run.sh build   install what is missing and build
 #
 # The last line of "test" is "N passed, N failed, N skipped"; its exit status
@@ -44,12 +46,27 @@ demo() {
 	build/src/geli/geli bench
 }
 
+# The tests that run a second time with the other crypto backend: the unit
+# tests (known answers, the data path, the backends against each other) and
+# the CLI tests of the data path and of FreeBSD's volumes.
+OPENSSL_PASS=(test_backends test_crypto test_metadata test_mkey test_volume
+	test_workers t_crypto t_matrix t_attach t_compat t_fixtures t_fio t_oracle)
+
 run_tests() {
-	local total_p=0 total_f=0 total_s=0 b line
-	for b in build build-asan; do
-		echo "== tests in $b"
-		tests/run-suite "$b" | tee "$b/suite.log" || true
-		line=$(tail -n 1 "$b/suite.log" | grep -E '^[0-9]+ passed, [0-9]+ failed' ||
+	local total_p=0 total_f=0 total_s=0 line pass b log
+	for pass in build build-asan "build openssl"; do
+		b=${pass% *}
+		log=$b/suite.log
+		if [ "$pass" = "build openssl" ]; then
+			echo "== tests in $b with GELI_CRYPTO=openssl"
+			log=$b/suite-openssl.log
+			GELI_CRYPTO=openssl GELI_SUITE_TAG=openssl \
+				tests/run-suite "$b" "${OPENSSL_PASS[@]}" | tee "$log" || true
+		else
+			echo "== tests in $b"
+			tests/run-suite "$b" | tee "$log" || true
+		fi
+		line=$(tail -n 1 "$log" | grep -E '^[0-9]+ passed, [0-9]+ failed' ||
 			echo "0 passed, 1 failed, 0 skipped")
 		total_p=$((total_p + $(echo "$line" | awk '{print $1}')))
 		total_f=$((total_f + $(echo "$line" | awk '{print $3}')))

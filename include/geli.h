@@ -172,6 +172,9 @@ GELI_API int geli_crypto_select(const char *name);
 /* The backend in use ("gcrypt"), and its library ("libgcrypt 1.10.1"). */
 GELI_API const char *geli_crypto_name(void);
 GELI_API const char *geli_crypto_version(void);
+/* The CPU features the backend's library uses, in its own words (libgcrypt:
+ * "intel-aesni:intel-avx2:..."), or NULL when it does not say (OpenSSL). */
+GELI_API const char *geli_crypto_hwfeatures(void);
 /* The i-th backend's name (0 is the default), NULL past the last. */
 GELI_API const char *geli_crypto_backend(unsigned i);
 /* Before the first selection: no AES-NI, VAES or PCLMUL in libgcrypt for

@@ -97,6 +97,14 @@ gc_version(void)
 	return o != NULL ? o->version() : "none";
 }
 
+const char *
+gc_hwfeatures(void)
+{
+	const struct gc_ops *o = ops();
+
+	return o != NULL ? o->hwfeatures() : NULL;
+}
+
 #define OPS_OR(fail) \
 	const struct gc_ops *o = ops(); \
 	if (o == NULL) \
@@ -289,6 +297,12 @@ const char *
 geli_crypto_backend(unsigned i)
 {
 	return gc_backend(i);
+}
+
+const char *
+geli_crypto_hwfeatures(void)
+{
+	return gc_hwfeatures();
 }
 
 void

@@ -24,6 +24,8 @@ int gc_init(void);
 /* The backend in use: its GELI_CRYPTO name and "library version". */
 const char *gc_name(void);
 const char *gc_version(void);
+/* What the backend's library says it uses of the CPU, or NULL. */
+const char *gc_hwfeatures(void);
 /* The selected backend (selecting the default if none is): what a volume
  * keeps for the contexts it makes later; NULL when none can start. */
 struct gc_ops;

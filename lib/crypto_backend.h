@@ -27,6 +27,8 @@ struct gc_ops {
 	 * library allows it at run time). */
 	int (*init)(bool nohw);
 	const char *(*version)(void);	/* "libgcrypt 1.10.1" */
+	/* The CPU features the library uses, in its words, or NULL. */
+	const char *(*hwfeatures)(void);
 	int (*random)(void *buf, size_t len, bool key);
 	int (*md5)(const void *msg, size_t len, uint8_t out[16]);
 	int (*sha256)(const void *a, size_t alen, const void *b, size_t blen,

@@ -31,6 +31,7 @@ static pthread_mutex_t gcr_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool gcr_started;
 static int gcr_error;
 static char gcr_version_str[64];
+static char gcr_hwf[512];
 
 static int
 gcr_errno(gcry_error_t e)
@@ -48,6 +49,36 @@ gcr_errno(gcry_error_t e)
 	    code == GPG_ERR_NOT_SUPPORTED)
 		return -ENOTSUP;
 	return -EIO;
+}
+
+/* libgcrypt tells its hardware features only in its configuration print:
+ * the "hwflist:" line, without the trailing colon. */
+static void
+gcr_read_hwf(void)
+{
+	char *text = NULL, *line, *end;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (f == NULL)
+		return;
+	gcry_control(GCRYCTL_PRINT_CONFIG, f);
+	fclose(f);
+	line = text != NULL ? strstr(text, "hwflist:") : NULL;
+	if (line != NULL) {
+		line += strlen("hwflist:");
+		end = line + strcspn(line, "\n");
+		if (end > line && end[-1] == ':')
+			end--;
+		snprintf(gcr_hwf, sizeof(gcr_hwf), "%.*s", (int)(end - line), line);
+	}
+	free(text);
+}
+
+static const char *
+gcr_hwfeatures(void)
+{
+	return gcr_hwf;
 }
 
 static int
@@ -75,6 +106,7 @@ gcr_init(bool nohw)
 		}
 		snprintf(gcr_version_str, sizeof(gcr_version_str),
 		    "libgcrypt %s", gcry_check_version(NULL));
+		gcr_read_hwf();
 	}
 	pthread_mutex_unlock(&gcr_lock);
 	return gcr_error;
@@ -509,6 +541,7 @@ const struct gc_ops gc_ops_gcrypt = {
 	.name = "gcrypt",
 	.init = gcr_init,
 	.version = gcr_version,
+	.hwfeatures = gcr_hwfeatures,
 	.random = gcr_random,
 	.md5 = gcr_md5,
 	.sha256 = gcr_sha256,

@@ -57,6 +57,13 @@ ossl_version(void)
 	return ossl_version_str;
 }
 
+/* OpenSSL keeps its capability vector to itself. */
+static const char *
+ossl_hwfeatures(void)
+{
+	return NULL;
+}
+
 static int
 ossl_random(void *buf, size_t len, bool key)
 {
@@ -544,6 +551,7 @@ const struct gc_ops gc_ops_openssl = {
 	.name = "openssl",
 	.init = ossl_init,
 	.version = ossl_version,
+	.hwfeatures = ossl_hwfeatures,
 	.random = ossl_random,
 	.md5 = ossl_md5,
 	.sha256 = ossl_sha256,

@@ -4,20 +4,24 @@
 #include "endian.h"
 #include "sector.h"
 
-/* The tag of one chunk: HMAC(SHA256(AK || LE64(phys)), ciphertext). */
+/*
+ * The tag of one chunk: HMAC(SHA256(AK || LE64(phys)), ciphertext).
+ *
+ * For HMAC/SHA256 the key derivation is HMAC's own first step: a key longer
+ * than SHA256's 64-byte block is replaced by its SHA256 (RFC 2104, section
+ * 2), so the 72 bytes AK || LE64(phys) go in as the key and the library
+ * derives and sets it in one call (one library call less per 512-byte
+ * chunk, the commonest integrity mode).  Other HMACs hash with another
+ * function, or not at all (SHA384/512 take 128-byte keys as they are), so
+ * they get the SHA256 first.
+ */
 static int
 chunk_tag(struct sector_ctx *c, uint64_t phys, const uint8_t *data,
     size_t len, uint8_t *tag)
 {
-	uint8_t key[32], off8[8];
+	uint8_t key[72], off8[8];
 	int error;
 
-	if (c->akh == NULL) {
-		error = gc_sha256_prefixed_new(c->g->crypto, c->keys->s->ak,
-		    &c->akh);
-		if (error != 0)
-			return error;
-	}
 	if (c->mac == NULL) {
 		error = gc_mac_new(c->g->crypto, c->g->aalgo, &c->mac);
 		if (error != 0)
@@ -25,11 +29,23 @@ chunk_tag(struct sector_ctx *c, uint64_t phys, const uint8_t *data,
 	}
 	/* FreeBSD hashes the host-order off_t: little-endian on x86/arm64. */
 	le64enc(off8, phys);
+	if (c->g->aalgo == GELI_ALGO_HMAC_SHA256) {
+		memcpy(key, c->keys->s->ak, 64);
+		memcpy(key + 64, off8, 8);
+		error = gc_mac(c->mac, key, sizeof(key), data, len, tag, c->g->alen);
+		geli_wipe(key, sizeof(key));
+		return error;
+	}
+	if (c->akh == NULL) {
+		error = gc_sha256_prefixed_new(c->g->crypto, c->keys->s->ak,
+		    &c->akh);
+		if (error != 0)
+			return error;
+	}
 	error = gc_sha256_prefixed(c->akh, off8, sizeof(off8), key);
 	if (error == 0)
-		error = gc_mac(c->mac, key, sizeof(key), data, len, tag,
-		    c->g->alen);
-	geli_wipe(key, sizeof(key));
+		error = gc_mac(c->mac, key, 32, data, len, tag, c->g->alen);
+	geli_wipe(key, 32);
 	return error;
 }
 

@@ -539,11 +539,7 @@ json_string(const char *s)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: geli bench [--integrity] [--no-aesni] [--svg FILE] "
-	    "[--attached] [--target FILE|DEVICE] [--bs SIZE] [--disk DEVICE] [--pool LAYOUT] "
-	    "[--sector-sizes LIST] "
-	    "[--ealgo NAME] [--keylen BITS] [--runs N] [--seconds S] [--size MiB] "
-	    "[--sectorsize BYTES] [--threads N] [--json | --csv] [--quick]\n");
+	fprintf(stderr, "usage: geli bench " BENCH_USAGE "\n");
 	exit(1);
 }
 
@@ -1075,7 +1071,12 @@ report_json(const struct bench_opts *o, const struct config *cfg, int ncfg,
 		printf("%s\"%s\": ", b ? ", " : "", o->be[b]);
 		json_string(o->bever[b]);
 	}
-	printf("}, \"openssl\": ");
+	printf("}, \"crypto_hwfeatures\": ");
+	if (geli_crypto_hwfeatures() != NULL)
+		json_string(geli_crypto_hwfeatures());
+	else
+		printf("null");
+	printf(", \"openssl\": ");
 	json_string(OpenSSL_version(OPENSSL_VERSION));
 	printf(", \"cores\": %ld},\n  \"results\": [\n", sysconf(_SC_NPROCESSORS_ONLN));
 	for (int c = 0; c < ncfg; c++)
@@ -1219,16 +1220,16 @@ report_table(const struct bench_opts *o, const struct config *cfg, int ncfg,
 		printf(" %9s %5s", h, "CPU%");
 	} else {
 		for (int b = 0; b < o->nbe; b++) {
-			snprintf(h, sizeof(h), "%s %.3s", o->be[b], wl);
-			printf(" %13s", h);
-			snprintf(h, sizeof(h), "%s %.3s", o->be[b], rl);
-			printf(" %13s", h);
+			snprintf(h, sizeof(h), "%s %s", o->be[b], wl);
+			printf(" %15s", h);
+			snprintf(h, sizeof(h), "%s %s", o->be[b], rl);
+			printf(" %15s", h);
 		}
 		for (int b = 1; b < o->nbe; b++) {
-			snprintf(h, sizeof(h), "/%s %.3s", o->be[b], wl);
-			printf(" %12s", h);
-			snprintf(h, sizeof(h), "/%s %.3s", o->be[b], rl);
-			printf(" %12s", h);
+			snprintf(h, sizeof(h), "/%s %s", o->be[b], wl);
+			printf(" %16s", h);
+			snprintf(h, sizeof(h), "/%s %s", o->be[b], rl);
+			printf(" %16s", h);
 		}
 	}
 	if (o->noaesni)
@@ -1254,12 +1255,12 @@ report_table(const struct bench_opts *o, const struct config *cfg, int ncfg,
 			    U[0][c].median);
 		} else {
 			for (int b = 0; b < o->nbe; b++)
-				printf(" %13.0f %13.0f", W[b][c].median, R[b][c].median);
+				printf(" %15.0f %15.0f", W[b][c].median, R[b][c].median);
 			for (int b = 1; b < o->nbe; b++) {
 				if (cfg[c].ealgo == 0)
-					printf(" %12s %12s", "-", "-");
+					printf(" %16s %16s", "-", "-");
 				else
-					printf(" %11.2fx %11.2fx", w.median / W[b][c].median,
+					printf(" %15.2fx %15.2fx", w.median / W[b][c].median,
 					    d.median / R[b][c].median);
 			}
 		}

@@ -115,11 +115,7 @@ static const struct cmd commands[] = {
 	{ "dump", CMD_VERBOSE, no_opts, "[-v] prov ...", cmd_dump },
 	{ "list", 0, list_opts, "[-a] [name ...]", cmd_list },
 	{ "status", 0, status_opts, "[-ags] [name ...]", cmd_status },
-	{ "bench", 0, no_opts, "[--integrity] [--no-aesni] [--svg FILE] "
-	  "[--attached] [--target FILE|DEVICE] [--bs SIZE] [--disk DEVICE] [--pool LAYOUT] "
-	  "[--sector-sizes LIST] [--ealgo NAME] "
-	  "[--keylen BITS] [--runs N] [--seconds S] [--size MiB] "
-	  "[--sectorsize BYTES] [--threads N] [--json | --csv] [--quick]", NULL },
+	{ "bench", 0, no_opts, BENCH_USAGE, NULL },
 	{ "help", 0, no_opts, NULL, cmd_help },
 	{ NULL, 0, NULL, NULL, NULL }
 };

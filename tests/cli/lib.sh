@@ -110,6 +110,10 @@ key_opens() {
 	grep -qx "Decrypted Master Key $slot." "$T/ko.out"
 }
 
+# key_opens_with BACKEND PROV SLOT OLDKEYOPTS...: key_opens with that crypto
+# backend (GELI_CRYPTO).
+key_opens_with() { local be=$1; shift; GELI_CRYPTO=$be key_opens "$@"; }
+
 # fails CMD...: CMD fails.  with_stdin FILE CMD...: CMD reads FILE.
 fails() { ! "$@"; }
 with_stdin() { local f=$1; shift; "$@" <"$f"; }

@@ -3,6 +3,7 @@
 #define GELI_ENDIAN_H
 
 #include <stdint.h>
+#include <string.h>
 
 static inline void
 le16enc(uint8_t *p, uint16_t v)
@@ -18,11 +19,16 @@ le32enc(uint8_t *p, uint32_t v)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
+/* One store on the per-sector path (the IV of every sector), not 8. */
 static inline void
 le64enc(uint8_t *p, uint64_t v)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(p, &v, sizeof(v));
+#else
 	for (int i = 0; i < 8; i++)
 		p[i] = (uint8_t)(v >> (8 * i));
+#endif
 }
 
 static inline uint16_t

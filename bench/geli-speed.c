@@ -70,185 +70,151 @@ openssl_speed(const char *alg, int bytes, bool decrypt)
 }
 
 /*
- * The least any libgcrypt caller pays per GELI sector: gcry_cipher_setiv
- * and one call per 4096-byte sector over 1 MiB batches, the key set once,
- * no key lookup, no volume.  Bytes per second.
+ * Bare loops: what any caller of one library pays per GELI sector, with the
+ * key set once, no key lookup and no volume: the calls for one 4096-byte
+ * sector (fn) over 1 MiB batches for `seconds`.  Bytes per second.
  */
-static double
-gcry_floor(int algo, int mode, size_t keybytes, bool enc)
-{
-	uint8_t key[64], iv[16] = { 0 }, *buf = aligned_alloc(4096, 1 << 20);
-	size_t bytes = 0, ivlen = gcry_cipher_get_algo_blklen(algo);
+struct floor {
 	gcry_cipher_hd_t h;
-	double t0, t = 0;
+	gcry_md_hd_t md;
+	EVP_CIPHER_CTX *ctx;
+	size_t ivlen;
+	bool enc;
+	uint8_t key[64], iv[32], ivk[64], ak[72];
+	uint8_t *buf, *phys;	/* 1 MiB of sectors; integrity: their chunks */
+};
 
-	if (buf == NULL)
-		return 0;
-	geli_random(key, sizeof(key));
-	if (gcry_cipher_open(&h, algo, mode, 0) != 0) {
-		free(buf);
-		return 0;
-	}
-	if (gcry_cipher_setkey(h, key, keybytes) != 0)
-		goto out;
-	memset(buf, 0x5a, 1 << 20);
-	t0 = now();
-	do {
-		for (uint64_t i = 0; i < 256; i++) {
-			uint64_t off = bytes + i * 4096;
-			memcpy(iv, &off, 8);
-			gcry_cipher_setiv(h, iv, ivlen);
-			if ((enc ? gcry_cipher_encrypt(h, buf + i * 4096, 4096, NULL, 0) :
-			    gcry_cipher_decrypt(h, buf + i * 4096, 4096, NULL, 0)) != 0)
-				goto out;
-		}
-		bytes += 1 << 20;
-		t = now();
-	} while (t - t0 < seconds);
-	t -= t0;
-out:
-	geli_wipe(key, sizeof(key));
-	gcry_cipher_close(h);
-	free(buf);
-	return t > 0 ? (double)bytes / t : 0;
-}
-
-/*
- * What any libgcrypt caller pays for GELI's CBC decryption per 4096-byte
- * sector: the IV SHA256(IVK || LE64(off)) in one gcry_md_hash_buffers call,
- * gcry_cipher_setiv and the decryption.  Bytes per second.
- */
 static double
-gcry_cbc_iv_floor(void)
+floor_loop(struct floor *f, int (*fn)(struct floor *, uint64_t i, uint64_t off))
 {
-	uint8_t key[64], ivk[64], iv[32], *buf = aligned_alloc(4096, 1 << 20);
 	size_t bytes = 0;
-	gcry_cipher_hd_t h;
-	double t0, t = 0;
-	uint64_t off = 0;
-	gcry_buffer_t iov[2];
+	double t0 = now(), t = t0;
 
-	if (buf == NULL || gcry_cipher_open(&h, GCRY_CIPHER_AES128,
-	    GCRY_CIPHER_MODE_CBC, 0) != 0) {
-		free(buf);
-		return 0;
-	}
-	geli_random(key, sizeof(key));
-	geli_random(ivk, sizeof(ivk));
-	memset(iov, 0, sizeof(iov));
-	iov[0].data = ivk;
-	iov[0].len = 64;
-	iov[1].data = &off;
-	iov[1].len = 8;
-	gcry_cipher_setkey(h, key, 16);
-	memset(buf, 0x5a, 1 << 20);
-	t0 = now();
 	do {
-		for (uint64_t i = 0; i < 256; i++) {
-			off = bytes + i * 4096;
-			gcry_md_hash_buffers(GCRY_MD_SHA256, 0, iv, iov, 2);
-			gcry_cipher_setiv(h, iv, 16);
-			gcry_cipher_decrypt(h, buf + i * 4096, 4096, NULL, 0);
-		}
+		for (uint64_t i = 0; i < 256; i++)
+			if (fn(f, i, bytes + i * 4096) != 0)
+				return 0;
 		bytes += 1 << 20;
 		t = now();
 	} while (t - t0 < seconds);
-	gcry_cipher_close(h);
-	geli_wipe(key, sizeof(key));
-	geli_wipe(ivk, sizeof(ivk));
-	free(buf);
 	return (double)bytes / (t - t0);
 }
 
-/*
- * The same for integrity (AES-XTS-128 + HMAC/SHA256, S=4096: nine chunks a
- * sector): per chunk, the HMAC keyed with AK || LE64(phys), its tag
- * compared, the chunk's XTS decryption: libgcrypt calls and nothing else.
- */
-static double
-gcry_auth_floor(void)
+/* gcry_cipher_setiv and one call (XTS, or CBC with the offset as its IV). */
+static int
+gcry_sector(struct floor *f, uint64_t i, uint64_t off)
 {
-	uint8_t key[32], ak[72], iv[16] = { 0 };
-	uint8_t *phys = aligned_alloc(4096, 256 * 4608), *plain = aligned_alloc(4096, 1 << 20);
-	size_t bytes = 0;
-	gcry_cipher_hd_t h;
-	gcry_md_hd_t m;
-	double t0, t = 0;
-	volatile int differ = 0;	/* the tag compare, kept */
+	uint8_t *p = f->buf + i * 4096;
 
-	if (phys == NULL || plain == NULL ||
-	    gcry_cipher_open(&h, GCRY_CIPHER_AES128, GCRY_CIPHER_MODE_XTS, 0) != 0)
-		goto out0;
-	if (gcry_md_open(&m, GCRY_MD_SHA256, GCRY_MD_FLAG_HMAC) != 0)
-		goto out1;
-	geli_random(key, sizeof(key));
-	geli_random(ak, sizeof(ak));
-	geli_random(phys, 256 * 4608);
-	gcry_cipher_setkey(h, key, 32);
-	t0 = now();
-	do {
-		for (uint64_t s = 0; s < 256; s++)
-			for (uint64_t j = 0; j < 9; j++) {
-				uint64_t off = s * 4608 + j * 512;
-				size_t len = j < 8 ? 480 : 256;
-				memcpy(ak + 64, &off, 8);
-				gcry_md_setkey(m, ak, sizeof(ak));
-				gcry_md_write(m, phys + off + 32, len);
-				differ += memcmp(gcry_md_read(m, 0), phys + off, 32) != 0;
-				memcpy(iv, &off, 8);
-				gcry_cipher_setiv(h, iv, 16);
-				gcry_cipher_decrypt(h, plain + s * 4096 + j * 480, len,
-				    phys + off + 32, len);
-			}
-		bytes += 1 << 20;
-		t = now();
-	} while (t - t0 < seconds);
-	gcry_md_close(m);
-out1:
-	gcry_cipher_close(h);
-out0:
-	free(phys);
-	free(plain);
-	return t > 0 ? (double)bytes / (t - t0) : 0;
+	memcpy(f->iv, &off, 8);
+	gcry_cipher_setiv(f->h, f->iv, f->ivlen);
+	return f->enc ? gcry_cipher_encrypt(f->h, p, 4096, NULL, 0) :
+	    gcry_cipher_decrypt(f->h, p, 4096, NULL, 0);
 }
 
-/* The same with OpenSSL 3's EVP calls (EVP_CipherInit_ex for each IV). */
-static double
-evp_floor(const char *name, bool enc)
+/* GELI's CBC decryption: the IV SHA256(IVK || LE64(off)) in one
+ * gcry_md_hash_buffers call, then setiv and the decryption. */
+static int
+gcry_cbc_iv_sector(struct floor *f, uint64_t i, uint64_t off)
 {
-	EVP_CIPHER *cipher = EVP_CIPHER_fetch(NULL, name, NULL);
-	EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
-	uint8_t key[64], iv[16] = { 0 }, *buf = aligned_alloc(4096, 1 << 20);
-	size_t bytes = 0;
-	double t0, t = 0;
+	gcry_buffer_t iov[2];
+
+	memset(iov, 0, sizeof(iov));
+	iov[0].data = f->ivk;
+	iov[0].len = 64;
+	iov[1].data = &off;
+	iov[1].len = 8;
+	gcry_md_hash_buffers(GCRY_MD_SHA256, 0, f->iv, iov, 2);
+	gcry_cipher_setiv(f->h, f->iv, 16);
+	return gcry_cipher_decrypt(f->h, f->buf + i * 4096, 4096, NULL, 0);
+}
+
+/* Integrity (AES-XTS-128 + HMAC/SHA256, nine chunks a sector): per chunk
+ * the HMAC keyed with AK || LE64(phys), its tag compared, the chunk's XTS
+ * decryption. */
+static int
+gcry_auth_sector(struct floor *f, uint64_t i, uint64_t off)
+{
+	static volatile int differ;	/* the tag compare, kept */
+
+	(void)off;
+	for (uint64_t j = 0; j < 9; j++) {
+		uint64_t ph = i * 4608 + j * 512;
+		size_t len = j < 8 ? 480 : 256;
+
+		memcpy(f->ak + 64, &ph, 8);
+		gcry_md_setkey(f->md, f->ak, sizeof(f->ak));
+		gcry_md_write(f->md, f->phys + ph + 32, len);
+		differ += memcmp(gcry_md_read(f->md, 0), f->phys + ph, 32) != 0;
+		memcpy(f->iv, &ph, 8);
+		gcry_cipher_setiv(f->h, f->iv, 16);
+		gcry_cipher_decrypt(f->h, f->buf + i * 4096 + j * 480, len,
+		    f->phys + ph + 32, len);
+	}
+	return 0;
+}
+
+/* OpenSSL 3's EVP calls: EVP_CipherInit_ex for each IV, one update. */
+static int
+evp_sector(struct floor *f, uint64_t i, uint64_t off)
+{
+	uint8_t *p = f->buf + i * 4096;
 	int outl;
 
-	geli_random(key, sizeof(key));
-	if (cipher == NULL || ctx == NULL || buf == NULL ||
-	    EVP_CipherInit_ex2(ctx, cipher, key, NULL, enc, NULL) != 1 ||
-	    EVP_CIPHER_CTX_set_padding(ctx, 0) != 1)
+	memcpy(f->iv, &off, 8);
+	return EVP_CipherInit_ex(f->ctx, NULL, NULL, NULL, f->iv, f->enc) == 1 &&
+	    EVP_CipherUpdate(f->ctx, p, &outl, p, 4096) == 1 ? 0 : -1;
+}
+
+enum floor_kind { FLOOR_GCRY, FLOOR_GCRY_CBC_IV, FLOOR_GCRY_AUTH, FLOOR_EVP };
+
+/* Set up the loop of kind (libgcrypt's algo/mode/keybytes, or the EVP
+ * cipher name), run it, tear it down. */
+static double
+bare_loop(enum floor_kind kind, int algo, int mode, size_t keybytes,
+    const char *evpname, bool enc)
+{
+	struct floor f = { .enc = enc };
+	EVP_CIPHER *cipher = NULL;
+	double r = 0;
+
+	f.buf = aligned_alloc(4096, 1 << 20);
+	f.phys = aligned_alloc(4096, 256 * 4608);
+	if (f.buf == NULL || f.phys == NULL)
 		goto out;
-	memset(buf, 0x5a, 1 << 20);
-	t0 = now();
-	do {
-		for (uint64_t i = 0; i < 256; i++) {
-			uint64_t off = bytes + i * 4096;
-			memcpy(iv, &off, 8);
-			if (EVP_CipherInit_ex(ctx, NULL, NULL, NULL, iv, enc) != 1 ||
-			    EVP_CipherUpdate(ctx, buf + i * 4096, &outl,
-			    buf + i * 4096, 4096) != 1)
-				goto out;
-		}
-		bytes += 1 << 20;
-		t = now();
-	} while (t - t0 < seconds);
-	t -= t0;
+	memset(f.buf, 0x5a, 1 << 20);
+	geli_random(f.phys, 256 * 4608);
+	geli_random(f.key, sizeof(f.key));
+	geli_random(f.ivk, sizeof(f.ivk));
+	geli_random(f.ak, sizeof(f.ak));
+	if (kind == FLOOR_EVP) {
+		cipher = EVP_CIPHER_fetch(NULL, evpname, NULL);
+		f.ctx = EVP_CIPHER_CTX_new();
+		if (cipher != NULL && f.ctx != NULL &&
+		    EVP_CipherInit_ex2(f.ctx, cipher, f.key, NULL, enc, NULL) == 1 &&
+		    EVP_CIPHER_CTX_set_padding(f.ctx, 0) == 1)
+			r = floor_loop(&f, evp_sector);
+		EVP_CIPHER_CTX_free(f.ctx);
+		EVP_CIPHER_free(cipher);
+		goto out;
+	}
+	if (kind == FLOOR_GCRY_AUTH && gcry_md_open(&f.md, GCRY_MD_SHA256,
+	    GCRY_MD_FLAG_HMAC) != 0)
+		goto out;
+	f.ivlen = gcry_cipher_get_algo_blklen(algo);
+	if (gcry_cipher_open(&f.h, algo, mode, 0) == 0) {
+		if (gcry_cipher_setkey(f.h, f.key, keybytes) == 0)
+			r = floor_loop(&f, kind == FLOOR_GCRY ? gcry_sector :
+			    kind == FLOOR_GCRY_CBC_IV ? gcry_cbc_iv_sector :
+			    gcry_auth_sector);
+		gcry_cipher_close(f.h);
+	}
+	gcry_md_close(f.md);
 out:
-	geli_wipe(key, sizeof(key));
-	EVP_CIPHER_CTX_free(ctx);
-	EVP_CIPHER_free(cipher);
-	free(buf);
-	return t > 0 ? (double)bytes / t : 0;
+	free(f.buf);
+	free(f.phys);
+	geli_wipe(&f, sizeof(f));
+	return r;
 }
 
 /* ---- The data path ------------------------------------------------------------------- */
@@ -337,13 +303,13 @@ transform_speed(const struct xf *x)
 
 /* ---- Pairs measured in turn --------------------------------------------------------- */
 
-enum kind { OSSL_SPEED, GCRY_FLOOR, GCRY_CBC_IV_FLOOR, GCRY_AUTH_FLOOR, EVP_FLOOR,
-	XFORM };
+enum kind { OSSL_SPEED, FLOOR, XFORM };
 
 struct side {
 	enum kind kind;
 	const char *name;	/* openssl speed's alg / EVP cipher name */
 	int bytes;		/* openssl speed -bytes */
+	enum floor_kind floor;	/* FLOOR */
 	int algo, mode;		/* libgcrypt's */
 	size_t keybytes;
 	struct xf x;		/* XFORM; x.enc also for the floors and speed */
@@ -355,14 +321,9 @@ measure(const struct side *s)
 	switch (s->kind) {
 	case OSSL_SPEED:
 		return openssl_speed(s->name, s->bytes, !s->x.enc);
-	case GCRY_FLOOR:
-		return gcry_floor(s->algo, s->mode, s->keybytes, s->x.enc);
-	case GCRY_CBC_IV_FLOOR:
-		return gcry_cbc_iv_floor();
-	case GCRY_AUTH_FLOOR:
-		return gcry_auth_floor();
-	case EVP_FLOOR:
-		return evp_floor(s->name, s->x.enc);
+	case FLOOR:
+		return bare_loop(s->floor, s->algo, s->mode, s->keybytes, s->name,
+		    s->x.enc);
 	case XFORM:
 		return transform_speed(&s->x);
 	}
@@ -406,8 +367,8 @@ ossl(const char *alg, int bytes, bool enc)
 static struct side
 floor_gcry(int algo, int mode, size_t keybytes, bool enc)
 {
-	return (struct side){ .kind = GCRY_FLOOR, .algo = algo, .mode = mode,
-	    .keybytes = keybytes, .x = { .enc = enc } };
+	return (struct side){ .kind = FLOOR, .floor = FLOOR_GCRY, .algo = algo,
+	    .mode = mode, .keybytes = keybytes, .x = { .enc = enc } };
 }
 
 static struct side
@@ -450,19 +411,19 @@ cipher_rows(long cpus)
 	g = xform(NULL, GELI_ALGO_AES_CBC, 128, 0, 1, false);
 	pair("AES-CBC-128 decrypt, S=4096, 1 thread", "openssl speed -evp aes-128-cbc "
 	    "-bytes 4096 -decrypt", &b, "sector transform (IV = SHA256 per sector)", &g, true);
-	struct side ceil = { .kind = GCRY_CBC_IV_FLOOR };
+	struct side ceil = { .kind = FLOOR, .floor = FLOOR_GCRY_CBC_IV,
+	    .algo = GCRY_CIPHER_AES128, .mode = GCRY_CIPHER_MODE_CBC, .keybytes = 16 };
 	pair("AES-CBC-128 decrypt, S=4096, 1 thread", "openssl speed -evp aes-128-cbc "
 	    "-bytes 4096 -decrypt", &b, "bare libgcrypt loop: hash_buffers IV, setiv, "
 	    "decrypt (any libgcrypt caller's ceiling)", &ceil, true);
 	pair("AES-CBC-128 decrypt, S=4096, 1 thread", "that bare libgcrypt loop", &ceil,
 	    "sector transform", &g, false);
 	/* CBC encryption is serial: the faster library's bare loop bounds it. */
-	double gf = gcry_floor(GCRY_CIPHER_AES128, GCRY_CIPHER_MODE_CBC, 16, true);
-	double ef = evp_floor("AES-128-CBC", true);
-	if (gf >= ef)
-		b = floor_gcry(GCRY_CIPHER_AES128, GCRY_CIPHER_MODE_CBC, 16, true);
-	else
-		b = (struct side){ .kind = EVP_FLOOR, .name = "AES-128-CBC", .x = { .enc = true } };
+	struct side gs = floor_gcry(GCRY_CIPHER_AES128, GCRY_CIPHER_MODE_CBC, 16, true);
+	struct side es = { .kind = FLOOR, .floor = FLOOR_EVP, .name = "AES-128-CBC",
+	    .x = { .enc = true } };
+	double gf = measure(&gs), ef = measure(&es);
+	b = gf >= ef ? gs : es;
 	g = xform(NULL, GELI_ALGO_AES_CBC, 128, 0, 1, true);
 	pair("AES-CBC-128 encrypt, S=4096, 1 thread", gf >= ef ?
 	    "bare libgcrypt loop (the faster library here)" :
@@ -487,7 +448,8 @@ cipher_rows(long cpus)
 	pair("AES-XTS-128 + HMAC/SHA256 decrypt, S=4096, 1 thread",
 	    "openssl speed -evp sha256 -bytes 8192", &b,
 	    "sector transform (verify 9 tags, decrypt)", &g, false);
-	ceil = (struct side){ .kind = GCRY_AUTH_FLOOR };
+	ceil = (struct side){ .kind = FLOOR, .floor = FLOOR_GCRY_AUTH,
+	    .algo = GCRY_CIPHER_AES128, .mode = GCRY_CIPHER_MODE_XTS, .keybytes = 32 };
 	pair("AES-XTS-128 + HMAC/SHA256 decrypt, S=4096, 1 thread",
 	    "openssl speed -evp sha256 -bytes 8192", &b,
 	    "bare libgcrypt loop: per chunk setkey, write, read, setiv, decrypt "

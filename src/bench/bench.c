@@ -1048,6 +1048,32 @@ target_name(const struct bench_opts *o, const struct config *c)
 	return o->attached && c->ealgo != 0 ? "attached" : "memory";
 }
 
+/* One reported row: configuration c measured with backend b (the raw
+ * baseline has one row only); false when there is none. */
+struct row {
+	const struct config *c;
+	uint32_t S;
+	bool legacy;
+	struct stat3 w, d, u;
+};
+
+static bool
+report_row(const struct bench_opts *o, const struct config *cfg, int c, int b,
+    struct stat3 W[][MAXCONFIGS], struct stat3 R[][MAXCONFIGS],
+    struct stat3 U[][MAXCONFIGS], struct row *r)
+{
+	if (cfg[c].ealgo == 0 && b > 0)
+		return false;
+	r->c = &cfg[c];
+	r->S = cfg[c].sectorsize != 0 ? cfg[c].sectorsize : o->sectorsize;
+	r->legacy = geli_algo_is_legacy(cfg[c].ealgo) ||
+	    geli_algo_is_legacy(cfg[c].aalgo);
+	r->w = W[b][c];
+	r->d = R[b][c];
+	r->u = U[b][c];
+	return true;
+}
+
 static void
 report_json(const struct bench_opts *o, const struct config *cfg, int ncfg,
     struct stat3 W[][MAXCONFIGS], struct stat3 R[][MAXCONFIGS],
@@ -1081,13 +1107,13 @@ report_json(const struct bench_opts *o, const struct config *cfg, int ncfg,
 	printf(", \"cores\": %ld},\n  \"results\": [\n", sysconf(_SC_NPROCESSORS_ONLN));
 	for (int c = 0; c < ncfg; c++)
 		for (int b = 0; b < o->nbe; b++) {
-			uint32_t S = cfg[c].sectorsize != 0 ? cfg[c].sectorsize : o->sectorsize;
-			bool legacy = geli_algo_is_legacy(cfg[c].ealgo) ||
-			    geli_algo_is_legacy(cfg[c].aalgo);
-			struct stat3 w = W[b][c], d = R[b][c];
+			struct row rw;
 
-			if (cfg[c].ealgo == 0 && b > 0)
+			if (!report_row(o, cfg, c, b, W, R, U, &rw))
 				continue;
+			uint32_t S = rw.S;
+			bool legacy = rw.legacy;
+			struct stat3 w = rw.w, d = rw.d;
 			printf("    {\"study\": \"%s\", \"ealgo\": ", cfg[c].study);
 			if (cfg[c].ealgo == 0)
 				printf("null, \"keylen\": null, \"sectorsize\": null");
@@ -1115,7 +1141,7 @@ report_json(const struct bench_opts *o, const struct config *cfg, int ncfg,
 			    "\"max\": {\"write_MBps\": %.1f, \"read_MBps\": %.1f}",
 			    legacy ? "true" : "false", w.median, d.median,
 			    100 * w.median / W[0][0].median, 100 * d.median / R[0][0].median,
-			    U[b][c].median, o->runs, w.min, d.min, w.median, d.median, w.max,
+			    rw.u.median, o->runs, w.min, d.min, w.median, d.median, w.max,
 			    d.max);
 			if (o->noaesni)
 				printf(", \"no_aesni\": {\"write_MBps\": %.1f, \"read_MBps\": %.1f, "
@@ -1146,13 +1172,13 @@ report_csv(const struct bench_opts *o, const struct config *cfg, int ncfg,
 	    "median_read_MBps,max_write_MBps,max_read_MBps,crypto\n");
 	for (int c = 0; c < ncfg; c++)
 		for (int b = 0; b < o->nbe; b++) {
-			uint32_t S = cfg[c].sectorsize != 0 ? cfg[c].sectorsize : o->sectorsize;
-			bool legacy = geli_algo_is_legacy(cfg[c].ealgo) ||
-			    geli_algo_is_legacy(cfg[c].aalgo);
-			struct stat3 w = W[b][c], d = R[b][c];
+			struct row rw;
 
-			if (cfg[c].ealgo == 0 && b > 0)
+			if (!report_row(o, cfg, c, b, W, R, U, &rw))
 				continue;
+			uint32_t S = rw.S;
+			bool legacy = rw.legacy;
+			struct stat3 w = rw.w, d = rw.d;
 			printf("%s,%s,", cfg[c].study, cfg[c].ealgo == 0 ? "" : cfg[c].label);
 			if (cfg[c].ealgo == 0)
 				printf(",,");
@@ -1163,7 +1189,7 @@ report_csv(const struct bench_opts *o, const struct config *cfg, int ncfg,
 			    cfg[c].aalgo == 0 ? "" : geli_algo_name(cfg[c].aalgo), o->threads,
 			    target_name(o, &cfg[c]), legacy ? "true" : "false", w.median,
 			    d.median, 100 * w.median / W[0][0].median,
-			    100 * d.median / R[0][0].median, U[b][c].median, o->runs, w.min,
+			    100 * d.median / R[0][0].median, rw.u.median, o->runs, w.min,
 			    d.min, w.median, d.median, w.max, d.max,
 			    cfg[c].ealgo == 0 ? "" : o->be[b]);
 		}
@@ -1236,11 +1262,13 @@ report_table(const struct bench_opts *o, const struct config *cfg, int ncfg,
 		printf("  %13s %13s %8s", "noAESNI w MB/s", "noAESNI r MB/s", "AES-NI x");
 	printf("\n");
 	for (int c = 0; c < ncfg; c++) {
-		uint32_t S = cfg[c].sectorsize != 0 ? cfg[c].sectorsize : o->sectorsize;
-		bool legacy = geli_algo_is_legacy(cfg[c].ealgo) ||
-		    geli_algo_is_legacy(cfg[c].aalgo);
-		struct stat3 w = W[0][c], d = R[0][c];
+		struct row rw;
 		char name[40], kl[16], ss[16];
+
+		report_row(o, cfg, c, 0, W, R, U, &rw);
+		uint32_t S = rw.S;
+		bool legacy = rw.legacy;
+		struct stat3 w = rw.w, d = rw.d;
 
 		snprintf(name, sizeof(name), "%s%s", cfg[c].ealgo == 0 ?
 		    "raw (no GELI)" : cfg[c].label, legacy ? " *" : "");
@@ -1252,7 +1280,7 @@ report_table(const struct bench_opts *o, const struct config *cfg, int ncfg,
 		if (o->nbe == 1) {
 			printf(" %12.0f %12.0f %8.0f%% %8.0f%% %4.0f%%", w.median, d.median,
 			    100 * w.median / W[0][0].median, 100 * d.median / R[0][0].median,
-			    U[0][c].median);
+			    rw.u.median);
 		} else {
 			for (int b = 0; b < o->nbe; b++)
 				printf(" %15.0f %15.0f", W[b][c].median, R[b][c].median);

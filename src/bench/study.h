@@ -1,0 +1,62 @@
+/*
+ * geli bench's insides shared by its files: what one measurement is, the
+ * options, and the report (report.c: the table, JSON, CSV and SVG).
+ */
+#ifndef GELI_BENCH_STUDY_H
+#define GELI_BENCH_STUDY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stats.h"
+
+#define MAXRUNS 15	/* <= STATS_MAX */
+#define MAXCONFIGS 128
+#define MAXBE 4		/* crypto backends side by side (--crypto all) */
+
+struct config {
+	const char *label;
+	unsigned ealgo, keylen;	/* ealgo 0: raw, no GELI */
+	unsigned aalgo;		/* 0: no integrity */
+	uint32_t sectorsize;	/* 0: --sectorsize */
+	const char *study;
+};
+
+struct bench_opts {
+	int runs;
+	double seconds;
+	uint64_t size;		/* bytes of the decrypted provider */
+	uint32_t sectorsize;
+	unsigned threads;
+	bool json, csv, progress, integrity, noaesni;
+	bool cipher_only;	/* --cipher-only: the sector transform, no I/O */
+	bool aesni_off;		/* the --no-aesni child: libgcrypt masked too */
+	const char *crypto;	/* --crypto NAME|all */
+	const char *be[MAXBE];	/* the backends measured, be[0] first */
+	char bever[MAXBE][64];	/* and their libraries */
+	int nbe;
+	const char *svg;	/* --svg FILE */
+	const char *target;	/* --target FILE|DEVICE: real I/O instead of memory */
+	bool attached;		/* --attached: through geli attach's file */
+	const char *disk;	/* --disk DEVICE: transfer rates, read-only */
+	const char *pool;	/* --pool LAYOUT: a ZFS pool on attached providers */
+	size_t bs;		/* --bs: request size */
+	unsigned ealgo, keylen;	/* filters; 0 = all */
+	uint32_t sizes[8];	/* --sector-sizes */
+	int nsizes;
+};
+
+/* JSON's string syntax for s, on stdout. */
+void json_string(const char *s);
+/* A bar chart of the medians (write and read MB/s per configuration). */
+int write_svg(const char *path, const struct config *cfg, int ncfg,
+    const double *wmed, const double *rmed, const struct bench_opts *o);
+/* The results as o asks (--json, --csv or the table): medians W (write), R
+ * (read) and U (CPU) per backend and configuration; nwr/nrd: --no-aesni's. */
+void report(const struct bench_opts *o, const struct config *cfg, int ncfg,
+    struct stat3 W[][MAXCONFIGS], struct stat3 R[][MAXCONFIGS],
+    struct stat3 U[][MAXCONFIGS], const double *nwr, const double *nrd,
+    size_t bufsz);
+
+#endif

@@ -890,8 +890,9 @@ pick_backends(struct bench_opts *o)
 			if (strcmp(name, o->crypto) == 0)
 				o->be[o->nbe++] = name;
 		if (o->nbe == 0) {
-			fprintf(stderr, "geli: Unknown crypto backend --crypto %s "
-			    "(gcrypt, openssl or all).\n", o->crypto);
+			char names[128];
+			fprintf(stderr, "geli: Unknown crypto backend --crypto %s (%s).\n",
+			    o->crypto, crypto_names(names, sizeof(names), "all"));
 			return -1;
 		}
 	}

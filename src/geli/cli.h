@@ -64,6 +64,8 @@ void warnmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Select the crypto backend ($GELI_CRYPTO or the default): 0, or -1 after
  * saying why ("Unknown crypto backend GELI_CRYPTO=..."). */
 int crypto_start(void);
+/* "gcrypt or openssl" (with more: "gcrypt, openssl or all") into buf. */
+const char *crypto_names(char *buf, size_t len, const char *more);
 
 /* Path of a provider name: as given when it names a file, else /dev/NAME. */
 const char *prov_path(const char *name, char *buf, size_t len);

@@ -183,21 +183,34 @@ die(const char *fmt, ...)
 
 /* ---- The crypto backend ------------------------------------------------------ */
 
+const char *
+crypto_names(char *buf, size_t len, const char *more)
+{
+	const char *name, *words[8];
+	size_t n = 0, k = 0;
+
+	while (k < 7 && (name = geli_crypto_backend((unsigned)k)) != NULL)
+		words[k++] = name;
+	if (more != NULL)
+		words[k++] = more;
+	buf[0] = '\0';
+	for (size_t i = 0; i < k && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", i == 0 ? "" :
+		    i + 1 == k ? " or " : ", ", words[i]);
+	return buf;
+}
+
 int
 crypto_start(void)
 {
 	const char *env = getenv("GELI_CRYPTO");
-	char names[128] = "";
-	size_t n = 0;
+	char names[128];
 	int error;
 
 	error = geli_crypto_select(NULL);
 	if (error == 0)
 		return 0;
-	for (unsigned i = 0; geli_crypto_backend(i) != NULL && n < sizeof(names); i++)
-		n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s",
-		    i == 0 ? "" : geli_crypto_backend(i + 1) == NULL ? " or " : ", ",
-		    geli_crypto_backend(i));
+	crypto_names(names, sizeof(names), NULL);
 	if (error == -EINVAL)
 		warnmsg("Unknown crypto backend GELI_CRYPTO=%s (%s).", env, names);
 	else

@@ -385,7 +385,7 @@ measure_cipher(const struct config *c, const struct bench_opts *o, uint8_t *buf,
 	} else {
 		uint64_t psize = (uint64_t)(bs / S) * S * 2 + S;
 
-		/* A sparse memfd: the transform never touches the provider. */
+		/* Two requests of room: the transform never touches the provider. */
 		error = bench_volume(c, o, psize, &x.v);
 		if (error != 0)
 			return error;

@@ -162,30 +162,38 @@ target_name(const struct bench_opts *o, const struct config *c)
 	return o->attached && c->ealgo != 0 ? "attached" : "memory";
 }
 
-/* One reported row: configuration c measured with backend b (the raw
- * baseline has one row only); false when there is none. */
+/* One reported row: configuration c measured with backend b. */
 struct row {
-	const struct config *c;
+	int c, b;
 	uint32_t S;
 	bool legacy;
 	struct stat3 w, d, u;
 };
 
-static bool
-report_row(const struct bench_opts *o, const struct config *cfg, int c, int b,
+static struct row
+row_of(const struct bench_opts *o, const struct config *cfg, int c, int b,
     struct stat3 W[][MAXCONFIGS], struct stat3 R[][MAXCONFIGS],
-    struct stat3 U[][MAXCONFIGS], struct row *r)
+    struct stat3 U[][MAXCONFIGS])
 {
-	if (cfg[c].ealgo == 0 && b > 0)
-		return false;
-	r->c = &cfg[c];
-	r->S = cfg[c].sectorsize != 0 ? cfg[c].sectorsize : o->sectorsize;
-	r->legacy = geli_algo_is_legacy(cfg[c].ealgo) ||
-	    geli_algo_is_legacy(cfg[c].aalgo);
-	r->w = W[b][c];
-	r->d = R[b][c];
-	r->u = U[b][c];
-	return true;
+	return (struct row){ c, b,
+	    cfg[c].sectorsize != 0 ? cfg[c].sectorsize : o->sectorsize,
+	    geli_algo_is_legacy(cfg[c].ealgo) || geli_algo_is_legacy(cfg[c].aalgo),
+	    W[b][c], R[b][c], U[b][c] };
+}
+
+/* The rows of the JSON and the CSV, configuration by configuration, each
+ * backend in turn (the raw baseline once): their number. */
+static int
+report_rows(const struct bench_opts *o, const struct config *cfg, int ncfg,
+    struct stat3 W[][MAXCONFIGS], struct stat3 R[][MAXCONFIGS],
+    struct stat3 U[][MAXCONFIGS], struct row *rows)
+{
+	int n = 0;
+
+	for (int c = 0; c < ncfg; c++)
+		for (int b = 0; b < (cfg[c].ealgo == 0 ? 1 : o->nbe); b++)
+			rows[n++] = row_of(o, cfg, c, b, W, R, U);
+	return n;
 }
 
 static void
@@ -219,59 +227,56 @@ report_json(const struct bench_opts *o, const struct config *cfg, int ncfg,
 	printf(", \"openssl\": ");
 	json_string(OpenSSL_version(OPENSSL_VERSION));
 	printf(", \"cores\": %ld},\n  \"results\": [\n", sysconf(_SC_NPROCESSORS_ONLN));
-	for (int c = 0; c < ncfg; c++)
-		for (int b = 0; b < o->nbe; b++) {
-			struct row rw;
+	static struct row rows[MAXCONFIGS * MAXBE];
+	int n = report_rows(o, cfg, ncfg, W, R, U, rows);
 
-			if (!report_row(o, cfg, c, b, W, R, U, &rw))
-				continue;
-			uint32_t S = rw.S;
-			bool legacy = rw.legacy;
-			struct stat3 w = rw.w, d = rw.d;
-			printf("    {\"study\": \"%s\", \"ealgo\": ", cfg[c].study);
-			if (cfg[c].ealgo == 0)
-				printf("null, \"keylen\": null, \"sectorsize\": null");
-			else
-				printf("\"%s\", \"keylen\": %u, \"sectorsize\": %u",
-				    cfg[c].label, cfg[c].keylen, S);
-			printf(", \"aalgo\": ");
-			if (cfg[c].aalgo == 0)
-				printf("null");
-			else
-				json_string(geli_algo_name(cfg[c].aalgo));
-			printf(", \"threads\": %u, \"target\": ", o->threads);
-			json_string(target_name(o, &cfg[c]));
-			printf(", \"crypto\": ");
-			if (cfg[c].ealgo == 0)
-				printf("null");
-			else
-				json_string(o->be[b]);
-			printf(", \"legacy\": %s, "
-			    "\"write_MBps\": %.1f, \"read_MBps\": %.1f, "
-			    "\"write_percent_of_raw\": %.1f, \"read_percent_of_raw\": %.1f, "
-			    "\"cpu_percent\": %.1f, \"runs\": %d, "
-			    "\"min\": {\"write_MBps\": %.1f, \"read_MBps\": %.1f}, "
-			    "\"median\": {\"write_MBps\": %.1f, \"read_MBps\": %.1f}, "
-			    "\"max\": {\"write_MBps\": %.1f, \"read_MBps\": %.1f}",
-			    legacy ? "true" : "false", w.median, d.median,
-			    100 * w.median / W[0][0].median, 100 * d.median / R[0][0].median,
-			    rw.u.median, o->runs, w.min, d.min, w.median, d.median, w.max,
-			    d.max);
-			if (o->noaesni)
-				printf(", \"no_aesni\": {\"write_MBps\": %.1f, \"read_MBps\": %.1f, "
-				    "\"write_ratio\": %.3f, \"read_ratio\": %.3f}", nwr[c], nrd[c],
-				    nwr[c] > 0 ? w.median / nwr[c] : 0, nrd[c] > 0 ? d.median / nrd[c] : 0);
-			if (b == 0 && o->nbe > 1 && cfg[c].ealgo != 0) {
-				printf(", \"ratio\": {");
-				for (int k = 1; k < o->nbe; k++)
-					printf("%s\"%s\": {\"write\": %.3f, \"read\": %.3f}",
-					    k > 1 ? ", " : "", o->be[k],
-					    W[0][c].median / W[k][c].median,
-					    R[0][c].median / R[k][c].median);
-				printf("}");
-			}
-			printf("}%s\n", c + 1 < ncfg || b + 1 < o->nbe ? "," : "");
+	for (int i = 0; i < n; i++) {
+		int c = rows[i].c, b = rows[i].b;
+		struct stat3 w = rows[i].w, d = rows[i].d;
+		printf("    {\"study\": \"%s\", \"ealgo\": ", cfg[c].study);
+		if (cfg[c].ealgo == 0)
+			printf("null, \"keylen\": null, \"sectorsize\": null");
+		else
+			printf("\"%s\", \"keylen\": %u, \"sectorsize\": %u",
+			    cfg[c].label, cfg[c].keylen, rows[i].S);
+		printf(", \"aalgo\": ");
+		if (cfg[c].aalgo == 0)
+			printf("null");
+		else
+			json_string(geli_algo_name(cfg[c].aalgo));
+		printf(", \"threads\": %u, \"target\": ", o->threads);
+		json_string(target_name(o, &cfg[c]));
+		printf(", \"crypto\": ");
+		if (cfg[c].ealgo == 0)
+			printf("null");
+		else
+			json_string(o->be[b]);
+		printf(", \"legacy\": %s, "
+		    "\"write_MBps\": %.1f, \"read_MBps\": %.1f, "
+		    "\"write_percent_of_raw\": %.1f, \"read_percent_of_raw\": %.1f, "
+		    "\"cpu_percent\": %.1f, \"runs\": %d, "
+		    "\"min\": {\"write_MBps\": %.1f, \"read_MBps\": %.1f}, "
+		    "\"median\": {\"write_MBps\": %.1f, \"read_MBps\": %.1f}, "
+		    "\"max\": {\"write_MBps\": %.1f, \"read_MBps\": %.1f}",
+		    rows[i].legacy ? "true" : "false", w.median, d.median,
+		    100 * w.median / W[0][0].median, 100 * d.median / R[0][0].median,
+		    rows[i].u.median, o->runs, w.min, d.min, w.median, d.median, w.max,
+		    d.max);
+		if (o->noaesni)
+			printf(", \"no_aesni\": {\"write_MBps\": %.1f, \"read_MBps\": %.1f, "
+			    "\"write_ratio\": %.3f, \"read_ratio\": %.3f}", nwr[c], nrd[c],
+			    nwr[c] > 0 ? w.median / nwr[c] : 0, nrd[c] > 0 ? d.median / nrd[c] : 0);
+		if (b == 0 && o->nbe > 1 && cfg[c].ealgo != 0) {
+			printf(", \"ratio\": {");
+			for (int k = 1; k < o->nbe; k++)
+				printf("%s\"%s\": {\"write\": %.3f, \"read\": %.3f}",
+				    k > 1 ? ", " : "", o->be[k],
+				    W[0][c].median / W[k][c].median,
+				    R[0][c].median / R[k][c].median);
+			printf("}");
 		}
+		printf("}%s\n", i + 1 < n ? "," : "");
+	}
 	printf("  ]\n}\n");
 }
 
@@ -284,29 +289,26 @@ report_csv(const struct bench_opts *o, const struct config *cfg, int ncfg,
 	    "write_MBps,read_MBps,write_percent_of_raw,read_percent_of_raw,"
 	    "cpu_percent,runs,min_write_MBps,min_read_MBps,median_write_MBps,"
 	    "median_read_MBps,max_write_MBps,max_read_MBps,crypto\n");
-	for (int c = 0; c < ncfg; c++)
-		for (int b = 0; b < o->nbe; b++) {
-			struct row rw;
+	static struct row rows[MAXCONFIGS * MAXBE];
+	int n = report_rows(o, cfg, ncfg, W, R, U, rows);
 
-			if (!report_row(o, cfg, c, b, W, R, U, &rw))
-				continue;
-			uint32_t S = rw.S;
-			bool legacy = rw.legacy;
-			struct stat3 w = rw.w, d = rw.d;
-			printf("%s,%s,", cfg[c].study, cfg[c].ealgo == 0 ? "" : cfg[c].label);
-			if (cfg[c].ealgo == 0)
-				printf(",,");
-			else
-				printf("%u,%u,", cfg[c].keylen, S);
-			printf("%s,%u,%s,%s,%.1f,%.1f,%.1f,%.1f,%.1f,%d,%.1f,%.1f,"
-			    "%.1f,%.1f,%.1f,%.1f,%s\n",
-			    cfg[c].aalgo == 0 ? "" : geli_algo_name(cfg[c].aalgo), o->threads,
-			    target_name(o, &cfg[c]), legacy ? "true" : "false", w.median,
-			    d.median, 100 * w.median / W[0][0].median,
-			    100 * d.median / R[0][0].median, rw.u.median, o->runs, w.min,
-			    d.min, w.median, d.median, w.max, d.max,
-			    cfg[c].ealgo == 0 ? "" : o->be[b]);
-		}
+	for (int i = 0; i < n; i++) {
+		int c = rows[i].c, b = rows[i].b;
+		struct stat3 w = rows[i].w, d = rows[i].d;
+		printf("%s,%s,", cfg[c].study, cfg[c].ealgo == 0 ? "" : cfg[c].label);
+		if (cfg[c].ealgo == 0)
+			printf(",,");
+		else
+			printf("%u,%u,", cfg[c].keylen, rows[i].S);
+		printf("%s,%u,%s,%s,%.1f,%.1f,%.1f,%.1f,%.1f,%d,%.1f,%.1f,"
+		    "%.1f,%.1f,%.1f,%.1f,%s\n",
+		    cfg[c].aalgo == 0 ? "" : geli_algo_name(cfg[c].aalgo), o->threads,
+		    target_name(o, &cfg[c]), rows[i].legacy ? "true" : "false",
+		    w.median, d.median, 100 * w.median / W[0][0].median,
+		    100 * d.median / R[0][0].median, rows[i].u.median, o->runs,
+		    w.min, d.min, w.median, d.median, w.max, d.max,
+		    cfg[c].ealgo == 0 ? "" : o->be[b]);
+	}
 }
 
 /* The table: one row per configuration; with several backends their
@@ -376,10 +378,8 @@ report_table(const struct bench_opts *o, const struct config *cfg, int ncfg,
 		printf("  %13s %13s %8s", "noAESNI w MB/s", "noAESNI r MB/s", "AES-NI x");
 	printf("\n");
 	for (int c = 0; c < ncfg; c++) {
-		struct row rw;
+		struct row rw = row_of(o, cfg, c, 0, W, R, U);
 		char name[40], kl[16], ss[16];
-
-		report_row(o, cfg, c, 0, W, R, U, &rw);
 		uint32_t S = rw.S;
 		bool legacy = rw.legacy;
 		struct stat3 w = rw.w, d = rw.d;

@@ -1,5 +1,6 @@
 /*
- * The crypto seam's dispatcher (crypto.h): which backend new objects use,
+ * The crypto seam's dispatcher (crypto.h): which backend new objects use
+ * (geli_crypto_select and the rest of geli.h's crypto backends section),
  * and the calls that forward to it.  Objects carry their own table
  * (crypto_backend.h), so calls on them never look at the selection.
  */
@@ -21,19 +22,19 @@ static _Atomic(const struct gc_ops *) cur;
 static atomic_bool nohw;
 
 const char *
-gc_backend(unsigned i)
+geli_crypto_backend(unsigned i)
 {
 	return i < NBACKENDS ? backends[i]->name : NULL;
 }
 
 void
-gc_disable_hwaccel(void)
+geli_crypto_disable_hwaccel(void)
 {
 	atomic_store(&nohw, true);
 }
 
 int
-gc_select(const char *name)
+geli_crypto_select(const char *name)
 {
 	const struct gc_ops *ops = NULL;
 	int error;
@@ -57,12 +58,6 @@ gc_select(const char *name)
 	return 0;
 }
 
-int
-gc_init(void)
-{
-	return atomic_load(&cur) != NULL ? 0 : gc_select(NULL);
-}
-
 /* The selected table, selecting the default on first use; NULL when that
  * fails (an unknown $GELI_CRYPTO), and every call then fails. */
 static const struct gc_ops *
@@ -70,7 +65,7 @@ ops(void)
 {
 	const struct gc_ops *o = atomic_load(&cur);
 
-	if (o == NULL && gc_select(NULL) == 0)
+	if (o == NULL && geli_crypto_select(NULL) == 0)
 		o = atomic_load(&cur);
 	return o;
 }
@@ -82,7 +77,7 @@ gc_current(void)
 }
 
 const char *
-gc_name(void)
+geli_crypto_name(void)
 {
 	const struct gc_ops *o = ops();
 
@@ -90,7 +85,7 @@ gc_name(void)
 }
 
 const char *
-gc_version(void)
+geli_crypto_version(void)
 {
 	const struct gc_ops *o = ops();
 
@@ -98,7 +93,7 @@ gc_version(void)
 }
 
 const char *
-gc_hwfeatures(void)
+geli_crypto_hwfeatures(void)
 {
 	const struct gc_ops *o = ops();
 
@@ -271,42 +266,4 @@ gc_mac_free(struct gc_mac *m)
 {
 	if (m != NULL)
 		m->ops->mac_free(m);
-}
-
-/* ---- The public face (geli.h) ------------------------------------------------ */
-
-int
-geli_crypto_select(const char *name)
-{
-	return gc_select(name);
-}
-
-const char *
-geli_crypto_name(void)
-{
-	return gc_name();
-}
-
-const char *
-geli_crypto_version(void)
-{
-	return gc_version();
-}
-
-const char *
-geli_crypto_backend(unsigned i)
-{
-	return gc_backend(i);
-}
-
-const char *
-geli_crypto_hwfeatures(void)
-{
-	return gc_hwfeatures();
-}
-
-void
-geli_crypto_disable_hwaccel(void)
-{
-	gc_disable_hwaccel();
 }

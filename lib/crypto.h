@@ -13,28 +13,13 @@
 #include <stdint.h>
 
 /*
- * Choose the backend for objects made from now on: "gcrypt" or "openssl";
- * NULL takes $GELI_CRYPTO, else the default (gcrypt).  -EINVAL for another
- * name, -ENOSYS when the library cannot start.  Objects made before keep
- * their own backend.
+ * Which backend new objects use is chosen with geli_crypto_select() (geli.h:
+ * $GELI_CRYPTO or the default, also on first use).  gc_current() is that
+ * backend, selecting the default if none is: what a volume keeps for the
+ * contexts it makes later; NULL when none can start.
  */
-int gc_select(const char *name);
-/* Select the default (gc_select(NULL)) unless one is chosen; its error. */
-int gc_init(void);
-/* The backend in use: its GELI_CRYPTO name and "library version". */
-const char *gc_name(void);
-const char *gc_version(void);
-/* What the backend's library says it uses of the CPU, or NULL. */
-const char *gc_hwfeatures(void);
-/* The selected backend (selecting the default if none is): what a volume
- * keeps for the contexts it makes later; NULL when none can start. */
 struct gc_ops;
 const struct gc_ops *gc_current(void);
-/* The i-th backend's name, NULL past the last. */
-const char *gc_backend(unsigned i);
-/* Before the first gc_select: keep AES-NI, VAES and PCLMUL out of libgcrypt
- * (OpenSSL reads OPENSSL_ia32cap at start-up instead). */
-void gc_disable_hwaccel(void);
 
 /* Random bytes from the library's CSPRNG; key: long-term key material
  * (libgcrypt's very strong level, OpenSSL's private generator). */

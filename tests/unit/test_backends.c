@@ -62,7 +62,7 @@ open_with(const char *be, int fd, const struct geli_metadata *md,
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	if (gc_select(be) != 0 || geli_provider_open(path, true, &p) != 0)
+	if (geli_crypto_select(be) != 0 || geli_provider_open(path, true, &p) != 0)
 		return NULL;
 	if (geli_volume_open(p, md, mkey, 0, 1, &v) != 0) {
 		geli_provider_close(p);
@@ -195,13 +195,13 @@ test_slots(unsigned ealgo, unsigned keylen)
 	md.keys = 0x01;
 	geli_random(ukey, sizeof(ukey));
 	geli_random(mk, sizeof(mk));
-	ok = gc_select(A) == 0 && geli_mkey_encrypt(ealgo, keylen, ukey, mk, sa) == 0 &&
-	    gc_select(B) == 0 && geli_mkey_encrypt(ealgo, keylen, ukey, mk, sb) == 0 &&
+	ok = geli_crypto_select(A) == 0 && geli_mkey_encrypt(ealgo, keylen, ukey, mk, sa) == 0 &&
+	    geli_crypto_select(B) == 0 && geli_mkey_encrypt(ealgo, keylen, ukey, mk, sb) == 0 &&
 	    memcmp(sa, sb, sizeof(sa)) == 0;
 	memcpy(md.mkeys, sa, sizeof(sa));
-	ok = ok && gc_select(B) == 0 && geli_mkey_decrypt(&md, ukey, -1, out, &used) == 0 &&
+	ok = ok && geli_crypto_select(B) == 0 && geli_mkey_decrypt(&md, ukey, -1, out, &used) == 0 &&
 	    memcmp(out, mk, sizeof(mk)) == 0;
-	ok = ok && gc_select(A) == 0 && geli_mkey_decrypt(&md, ukey, -1, out, &used) == 0 &&
+	ok = ok && geli_crypto_select(A) == 0 && geli_mkey_decrypt(&md, ukey, -1, out, &used) == 0 &&
 	    memcmp(out, mk, sizeof(mk)) == 0;
 	tap_ok(ok, "%s %u: the same key slot from both, each opens the other's",
 	    geli_algo_name(ealgo), keylen);
@@ -227,7 +227,7 @@ test_ukey_metadata(void)
 	geli_random(md.salt, sizeof(md.salt));
 	for (int i = 0; i < 2; i++) {
 		uint8_t *u = i == 0 ? ua : ub;
-		gc_select(i == 0 ? A : B);
+		geli_crypto_select(i == 0 ? A : B);
 		geli_ukey_new(&ctx);
 		geli_ukey_update(ctx, kf, sizeof(kf) - 1);
 		geli_ukey_final(ctx, &md, pass, sizeof(pass) - 1, u);
@@ -235,9 +235,9 @@ test_ukey_metadata(void)
 	}
 	tap_ok(memcmp(ua, ub, sizeof(ua)) == 0,
 	    "keyfile + PBKDF2 passphrase: the same user key from both");
-	gc_select(A);
+	geli_crypto_select(A);
 	int n = geli_metadata_encode(&md, buf);
-	gc_select(B);
+	geli_crypto_select(B);
 	tap_ok(n > 0 && geli_metadata_decode(buf, sizeof(buf), &back) == 0 &&
 	    memcmp(back.hash, md.hash, sizeof(md.hash)) == 0,
 	    "metadata encoded with " A " decodes with " B " (MD5)");

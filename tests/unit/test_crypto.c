@@ -254,23 +254,23 @@ int
 main(void)
 {
 	/* Every backend in one process: each object keeps its own. */
-	for (unsigned i = 0; (be = gc_backend(i)) != NULL; i++) {
-		tap_ok(gc_select(be) == 0 && strcmp(gc_name(), be) == 0,
-		    "[%s] selected (%s)", be, gc_version());
+	for (unsigned i = 0; (be = geli_crypto_backend(i)) != NULL; i++) {
+		tap_ok(geli_crypto_select(be) == 0 && strcmp(geli_crypto_name(), be) == 0,
+		    "[%s] selected (%s)", be, geli_crypto_version());
 		test_all();
 	}
-	tap_ok(gc_select("bogus") == -EINVAL, "an unknown backend is refused");
+	tap_ok(geli_crypto_select("bogus") == -EINVAL, "an unknown backend is refused");
 	unsetenv("GELI_CRYPTO");
-	int r = gc_select(NULL);
-	tap_ok(r == 0 && strcmp(gc_name(), "gcrypt") == 0,
-	    "without GELI_CRYPTO the default is libgcrypt (%s)", gc_name());
+	int r = geli_crypto_select(NULL);
+	tap_ok(r == 0 && strcmp(geli_crypto_name(), "gcrypt") == 0,
+	    "without GELI_CRYPTO the default is libgcrypt (%s)", geli_crypto_name());
 	setenv("GELI_CRYPTO", "openssl", 1);
-	r = gc_select(NULL);
-	tap_ok(r == 0 && strcmp(gc_name(), "openssl") == 0,
-	    "GELI_CRYPTO=openssl selects OpenSSL (%s)", gc_name());
+	r = geli_crypto_select(NULL);
+	tap_ok(r == 0 && strcmp(geli_crypto_name(), "openssl") == 0,
+	    "GELI_CRYPTO=openssl selects OpenSSL (%s)", geli_crypto_name());
 	setenv("GELI_CRYPTO", "", 1);
-	r = gc_select(NULL);
-	tap_ok(r == 0 && strcmp(gc_name(), "gcrypt") == 0,
-	    "an empty GELI_CRYPTO is the default (%s)", gc_name());
+	r = geli_crypto_select(NULL);
+	tap_ok(r == 0 && strcmp(geli_crypto_name(), "gcrypt") == 0,
+	    "an empty GELI_CRYPTO is the default (%s)", geli_crypto_name());
 	return tap_done();
 }

@@ -19,7 +19,7 @@ static int
 chunk_tag(struct sector_ctx *c, uint64_t phys, const uint8_t *data,
     size_t len, uint8_t *tag)
 {
-	uint8_t key[72], off8[8];
+	uint8_t key[32], off8[8];
 	int error;
 
 	if (c->mac == NULL) {
@@ -27,15 +27,19 @@ chunk_tag(struct sector_ctx *c, uint64_t phys, const uint8_t *data,
 		if (error != 0)
 			return error;
 	}
-	/* FreeBSD hashes the host-order off_t: little-endian on x86/arm64. */
-	le64enc(off8, phys);
 	if (c->g->aalgo == GELI_ALGO_HMAC_SHA256) {
-		memcpy(key, c->keys->s->ak, 64);
-		memcpy(key + 64, off8, 8);
-		error = gc_mac(c->mac, key, sizeof(key), data, len, tag, c->g->alen);
-		geli_wipe(key, sizeof(key));
-		return error;
+		/* AK once per context; per chunk only the offset changes. */
+		if (c->akoff == NULL) {
+			c->akoff = geli_secure_alloc(72);
+			if (c->akoff == NULL)
+				return -ENOMEM;
+			memcpy(c->akoff, c->keys->s->ak, 64);
+		}
+		/* FreeBSD hashes the host-order off_t: little-endian on x86/arm64. */
+		le64enc(c->akoff + 64, phys);
+		return gc_mac(c->mac, c->akoff, 72, data, len, tag, c->g->alen);
 	}
+	le64enc(off8, phys);
 	if (c->akh == NULL) {
 		error = gc_sha256_prefixed_new(c->g->crypto, c->keys->s->ak,
 		    &c->akh);
@@ -44,8 +48,8 @@ chunk_tag(struct sector_ctx *c, uint64_t phys, const uint8_t *data,
 	}
 	error = gc_sha256_prefixed(c->akh, off8, sizeof(off8), key);
 	if (error == 0)
-		error = gc_mac(c->mac, key, 32, data, len, tag, c->g->alen);
-	geli_wipe(key, 32);
+		error = gc_mac(c->mac, key, sizeof(key), data, len, tag, c->g->alen);
+	geli_wipe(key, sizeof(key));
 	return error;
 }
 

@@ -25,6 +25,8 @@ sector_ctx_drop_keys(struct sector_ctx *c)
 	gc_sha256_prefixed_free(c->ivh);
 	gc_sha256_prefixed_free(c->akh);
 	c->ivh = c->akh = NULL;
+	geli_secure_free(c->akoff);	/* wipes AK */
+	c->akoff = NULL;
 }
 
 void

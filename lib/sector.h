@@ -47,6 +47,7 @@ struct sector_ctx {
 	unsigned ciph_next;
 	struct gc_sha256_prefixed *ivh;	/* SHA256(IVK || .) */
 	struct gc_sha256_prefixed *akh;	/* SHA256(AK || .) */
+	uint8_t *akoff;			/* AK || LE64(phys), locked (HMAC/SHA256) */
 	struct gc_mac *mac;
 	uint8_t *buf;			/* the owner's bounce buffer */
 	size_t buflen;

@@ -202,9 +202,11 @@ init_one(struct opts *o, struct keysrc *ks, struct geli_metadata *md,
 		req_error("Cannot allocate memory.");
 		goto out;
 	}
-	if (geli_random(md->salt, sizeof(md->salt)) != 0 ||
-	    geli_random_key(md->mkeys, sizeof(md->mkeys)) != 0) {
-		req_error("Cannot get random bytes: %s.", strerror(errno));
+	error = geli_random(md->salt, sizeof(md->salt));
+	if (error == 0)
+		error = geli_random_key(md->mkeys, sizeof(md->mkeys));
+	if (error != 0) {
+		req_error("Cannot get random bytes: %s.", strerror(-error));
 		goto out;
 	}
 	if (keysrc_ukey(ks, md, ukey) != 0)

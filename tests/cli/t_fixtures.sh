@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# FreeBSD's own volumes (../shared/fixtures/freebsd-geli): every metadata
+# FreeBSD's own volumes (tests/fixtures): every metadata
 # tail decodes, its passphrase opens it (setkey -n 1 on a copy, after which
 # the new key opens slot 1), any other is refused with nothing changed; the
 # pg-* images keep their MD5 through backup + restore and setkey -i 0.

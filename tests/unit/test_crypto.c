@@ -4,7 +4,7 @@
  * and RFC 2104 (HMACs), NIST SP 800-38A F.2.1 (AES-CBC), IEEE 1619-2007
  * vector 2 (AES-XTS), RFC 3713 (Camellia), Eric Young's libdes/blowfish CBC
  * vectors (Blowfish, 3DES), FreeBSD tests/sys/geom/class/eli/testvect.h
- * (PBKDF2-HMAC-SHA512, GELI-FORMAT.md §10.1), Python's hashlib/hmac.
+ * (PBKDF2-HMAC-SHA512, docs/format.md §10.1), Python's hashlib/hmac.
  */
 #include <stdlib.h>
 

@@ -217,7 +217,7 @@ test_algs(void)
 	tap_ok(geli_algo_available(GELI_ALGO_BLOWFISH_CBC), "Blowfish through the legacy provider");
 }
 
-/* FreeBSD's own metadata decodes (GELI-FORMAT.md fixtures). */
+/* FreeBSD's own metadata decodes (tests/fixtures/README.md). */
 static void
 test_fixtures(const char *dir)
 {

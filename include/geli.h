@@ -11,7 +11,7 @@
  *   -EOPNOTSUPP    metadata version newer than GELI_VERSION
  *   -GELI_EWRONGKEY no key slot opens with the given user key
  *
- * Format references (§n) point at ../shared/design/GELI-FORMAT.md.
+ * Format references (§n) point at docs/format.md.
  */
 #ifndef GELI_H
 #define GELI_H
@@ -276,8 +276,8 @@ GELI_API int geli_provider_query_size(struct geli_provider *p, uint64_t *size);
 GELI_API int geli_provider_read_last(struct geli_provider *p, void *sector);
 GELI_API int geli_provider_write_last(struct geli_provider *p,
     const void *sector);
-/* Read and decode the metadata in the last sector (geli_metadata_decode's
- * errors; -ENOSPC when the provider is smaller than one sector). */
+/* Read and decode the metadata in the last sector (geli_mdstore_read's
+ * codes). */
 GELI_API int geli_provider_read_metadata(struct geli_provider *p,
     struct geli_metadata *md);
 /* Encode md and write it as the last sector, zero-padded. */
@@ -350,6 +350,164 @@ GELI_API int geli_volume_grow(struct geli_volume *v, uint64_t newsize);
 GELI_API int geli_volume_suspend(struct geli_volume *v);
 GELI_API int geli_volume_resume(struct geli_volume *v, const uint8_t *mkey);
 GELI_API bool geli_volume_suspended(struct geli_volume *v);
+
+/* ---- Administration (§9): the metadata-changing verbs ------------------- */
+
+/*
+ * Failures with a meaning of their own, returned negated by the functions
+ * below (beside -errno for I/O and the metadata codes above).  They sit
+ * above every errno value.  geli_strerror() names any code.
+ */
+enum geli_error {
+	GELI_ENOMAGIC = 1000,	/* the sector holds no GELI metadata */
+	GELI_ETOOSMALL,		/* provider smaller than one sector */
+	GELI_ESHORT,		/* backup file shorter than a record */
+	GELI_ENOKEYS,		/* md_keys == 0 */
+	GELI_EKEYNO,		/* key number out of range */
+	GELI_EKEYNOREQ,		/* delkey without a key number (detached) */
+	GELI_EKEYNOTSET,	/* delkey of a slot that is not set */
+	GELI_ELASTKEY,		/* delkey of the last key without force */
+	GELI_EITERATIONS,	/* iteration count out of range */
+	GELI_EITERMULTI,	/* -i changes the count while two keys are set */
+	GELI_EITERSLOT,		/* -i changes the count of another slot */
+	GELI_ESIZE,		/* md_provsize does not match the provider */
+	GELI_EOLDSIZE,		/* resize: old size out of range */
+	GELI_EFLAGS,		/* configure: not a configurable flag */
+	GELI_ERANDOM,		/* the random source failed */
+	GELI_ECRYPTO,		/* the crypto library failed */
+	GELI_ELAST
+};
+
+/* A short text for code (negative or not): ours, or strerror's. */
+GELI_API const char *geli_strerror(int code);
+
+/* Which step of an operation failed, for callers that word each one. */
+enum geli_step {
+	GELI_STEP_NONE = 0,
+	GELI_STEP_READ,		/* reading (or decoding) the metadata */
+	GELI_STEP_OPEN,		/* opening the other file (a backup) */
+	GELI_STEP_WRITE,	/* writing the metadata (or the backup) */
+	GELI_STEP_TRASH,	/* overwriting the old metadata sector */
+};
+
+/*
+ * A metadata store: where a record lives.  A provider keeps it in its last
+ * sector; a backup file (a regular file of at most 4096 bytes that starts
+ * with the magic, as geli backup and init -B write it) at offset 0.  Every
+ * metadata write of the library goes through geli_mdstore_write().
+ */
+struct geli_mdstore;
+#define GELI_MDS_WRITABLE	0x1
+#define GELI_MDS_PROVIDER	0x2	/* a provider only, never a backup file */
+
+/* True when path is a backup file by the rule above. */
+GELI_API bool geli_is_backup_file(const char *path);
+/* Open path (provider open errors as -errno). */
+GELI_API int geli_mdstore_open(const char *path, unsigned flags,
+    struct geli_mdstore **out);
+/* A store on an open provider, which stays the caller's. */
+GELI_API int geli_mdstore_wrap(struct geli_provider *p,
+    struct geli_mdstore **out);
+/*
+ * Read and decode the record: -GELI_ETOOSMALL, -GELI_ESHORT, -GELI_ENOMAGIC,
+ * -errno from the read, or geli_metadata_decode()'s codes.
+ */
+GELI_API int geli_mdstore_read(struct geli_mdstore *s,
+    struct geli_metadata *md);
+/* Encode md and write it (the rest of a provider's sector zeroed), then
+ * flush; a backup file keeps its length. */
+GELI_API int geli_mdstore_write(struct geli_mdstore *s,
+    struct geli_metadata *md);
+GELI_API bool geli_mdstore_is_backup(const struct geli_mdstore *s);
+/* The provider (NULL for a backup file). */
+GELI_API struct geli_provider *geli_mdstore_provider(
+    const struct geli_mdstore *s);
+GELI_API void geli_mdstore_close(struct geli_mdstore *s);
+
+/*
+ * The way FreeBSD destroys key material differs between its userland
+ * (detached providers: one random pass) and its kernel (attached ones:
+ * GELI_OVERWRITES random passes, then zeros, each written and flushed).
+ * GELI_ADMIN_KERNEL asks for the kernel's way.
+ */
+#define GELI_ADMIN_KERNEL	0x1
+#define GELI_ADMIN_FORCE	0x2	/* delkey -f, restore -f */
+#define GELI_ADMIN_ALL		0x4	/* delkey -a */
+
+/*
+ * setkey's iteration rules (§4.5): the count slot keyno (0/1) gets when
+ * iterations (-1: keep) is asked for.  -GELI_EKEYNO, -GELI_EITERATIONS,
+ * -GELI_EITERMULTI, -GELI_EITERSLOT.
+ */
+GELI_API int geli_setkey_check(const struct geli_metadata *md, int keyno,
+    int64_t iterations, int32_t *newcount);
+/*
+ * geli setkey (§9.6): the Master Key mkey, encrypted with ukey (made for
+ * md with the count geli_setkey_check gave), in slot keyno; the slot's bit
+ * set; md written to s.  geli_setkey_check's codes, -GELI_ECRYPTO, or the
+ * write's -errno.  md is updated to what was written.
+ */
+GELI_API int geli_setkey(struct geli_mdstore *s, struct geli_metadata *md,
+    int keyno, int64_t iterations, const uint8_t *mkey, const uint8_t *ukey);
+/*
+ * geli delkey (§9.8, §5.3): slot keyno (-1: not given) destroyed and its bit
+ * cleared; with GELI_ADMIN_ALL both slots destroyed and md_keys left as it
+ * is.  -GELI_EKEYNOREQ, -GELI_EKEYNO, -GELI_EKEYNOTSET, -GELI_ELASTKEY
+ * (without GELI_ADMIN_FORCE), -GELI_ERANDOM, or the write's -errno.
+ */
+GELI_API int geli_delkey(struct geli_mdstore *s, struct geli_metadata *md,
+    int keyno, unsigned flags);
+/* The on-disk flags geli configure may change. */
+#define GELI_CONFIGURABLE_FLAGS (GELI_FLAG_BOOT | GELI_FLAG_GELIBOOT | \
+    GELI_FLAG_GELIDISPLAYPASS | GELI_FLAG_NODELETE | GELI_FLAG_AUTORESIZE)
+/*
+ * geli configure (§9.5): set, then clear, on-disk flags of md and write it
+ * when that changes anything.  Returns 1 when written, 0 when nothing
+ * changed, -GELI_EFLAGS for a flag outside GELI_CONFIGURABLE_FLAGS, or the
+ * write's -errno.
+ */
+GELI_API int geli_configure(struct geli_mdstore *s, struct geli_metadata *md,
+    uint32_t set, uint32_t clear);
+/*
+ * geli kill (§9.9): the last sector overwritten GELI_OVERWRITES times with
+ * random data (then once with zeros with GELI_ADMIN_KERNEL), flushed after
+ * each pass.  No check that it held metadata.  -GELI_ETOOSMALL when the
+ * provider is not larger than one sector, -ENOMEM, -GELI_ERANDOM, or the
+ * first write error (every pass is still tried).
+ */
+GELI_API int geli_kill(struct geli_provider *p, unsigned flags);
+/*
+ * geli resize (§8.5, §8.4): the record at oldsize - P moves to the last
+ * sector of p (newsize bytes; 0: the size p was opened with) with
+ * md_provsize = newsize, then the old sector is trashed (random passes;
+ * with GELI_ADMIN_KERNEL zeroed once, as the kernel's AUTORESIZE does).
+ * Nothing to do when oldsize == newsize.  -GELI_EOLDSIZE, the read and
+ * decode codes, -GELI_ESIZE (md_provsize != oldsize), write and trash
+ * errors; *step (may be NULL) says which step failed.
+ */
+GELI_API int geli_resize(struct geli_provider *p, uint64_t oldsize,
+    uint64_t newsize, unsigned flags, enum geli_step *step);
+/*
+ * geli backup (§9.10): the last sector of p, which must hold the magic
+ * (-GELI_ENOMAGIC), copied to a new file (mode 0600, fsynced; removed
+ * again on failure).  *step: READ, OPEN or WRITE.
+ */
+GELI_API int geli_backup(struct geli_provider *p, const char *file,
+    enum geli_step *step);
+/* The same for a record not yet on disk (init -B): md encoded into a
+ * sector of psize bytes. */
+GELI_API int geli_backup_metadata(struct geli_metadata *md, uint32_t psize,
+    const char *file, enum geli_step *step);
+/*
+ * geli restore (§9.10): md (from a backup) written to p.  md_provsize must
+ * match the provider (-GELI_ESIZE) unless GELI_ADMIN_FORCE, which rewrites
+ * it; -GELI_ETOOSMALL when p cannot hold a record; the write's -errno.
+ */
+GELI_API int geli_restore(struct geli_provider *p, struct geli_metadata *md,
+    unsigned flags);
+/* geli clear (§9.14): the last sector zeroed when it holds the magic
+ * (-GELI_ENOMAGIC otherwise). */
+GELI_API int geli_clear(struct geli_provider *p);
 
 #ifdef __cplusplus
 }

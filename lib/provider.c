@@ -194,39 +194,3 @@ geli_provider_write_last(struct geli_provider *p, const void *sector)
 		error = geli_provider_flush(p);
 	return error;
 }
-
-int
-geli_provider_read_metadata(struct geli_provider *p, struct geli_metadata *md)
-{
-	uint8_t *sector;
-	int error;
-
-	if (p->sectorsize < GELI_MD_SIZE)
-		return -EINVAL;
-	sector = malloc(p->sectorsize);
-	if (sector == NULL)
-		return -ENOMEM;
-	error = geli_provider_read_last(p, sector);
-	if (error == 0)
-		error = geli_metadata_decode(sector, p->sectorsize, md);
-	free(sector);
-	return error;
-}
-
-int
-geli_provider_write_metadata(struct geli_provider *p, struct geli_metadata *md)
-{
-	uint8_t *sector;
-	int error;
-
-	if (p->sectorsize < GELI_MD_SIZE)
-		return -EINVAL;
-	sector = calloc(1, p->sectorsize);
-	if (sector == NULL)
-		return -ENOMEM;
-	error = geli_metadata_encode(md, sector);
-	if (error >= 0)
-		error = geli_provider_write_last(p, sector);
-	free(sector);
-	return error;
-}

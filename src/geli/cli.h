@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "geli.h"
+#include "msg.h"
 
 /* ---- Options, parsed the way geom(8) parses them --------------------------- */
 
@@ -76,35 +77,29 @@ const char *prov_shortname(const char *name);
 
 struct mdsrc {
 	const char *name;		/* as given on the command line */
-	bool isfile;			/* a metadata (backup) file, record at 0 */
+	bool isfile;			/* a metadata (backup) file */
+	struct geli_mdstore *store;
 	struct geli_provider *prov;	/* the provider when !isfile */
-	int fd;				/* the file when isfile */
 };
 
 /*
- * Read the metadata of name, reporting errors with FreeBSD's texts through
- * report (req_error, or a plain line on stderr when report_stderr).  A
- * regular file of at most 4096 bytes starting with the GELI magic is a
- * backup file; anything else is a provider with metadata in its last sector.
+ * Read the metadata of name, reporting errors with FreeBSD's texts (as the
+ * request error, or a plain line on stderr when to_stderr).  A backup file
+ * (geli_is_backup_file) or a provider with metadata in its last sector.
  */
 int mdsrc_open(struct mdsrc *src, const char *name, bool writable,
-    bool report_stderr, struct geli_metadata *md);
+    bool to_stderr, struct geli_metadata *md);
 /* The same for a provider only (attach, resume): never a backup file. */
 int mdsrc_open_provider(struct mdsrc *src, const char *name, bool writable,
     struct geli_metadata *md);
-/* Store md back where it came from ("Cannot write metadata to %s: %s."). */
-int mdsrc_store(struct mdsrc *src, struct geli_metadata *md);
 void mdsrc_close(struct mdsrc *src);
 
 /* Open a provider (not a backup file); errors are left to the caller. */
 int prov_open(const char *name, bool writable, struct geli_provider **p);
 
-/* The last sector of p (malloc'd, sectorsize bytes) if it holds the GELI
- * magic (g_metadata_read); -EINVAL if it does not. */
-int read_magic_sector(struct geli_provider *p, uint8_t **sector);
-
-/* Overwrite one sector at off GELI_OVERWRITES times with random bytes. */
-int trash_sector(struct geli_provider *p, uint64_t off);
+/* The request error in FreeBSD's userland words for a libgeli code (msg.h). */
+void req_msg(enum msg_op op, enum geli_step step, int code,
+    const struct msg_args *a);
 
 /* ---- Keys (§4.2) ----------------------------------------------------------- */
 

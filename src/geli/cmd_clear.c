@@ -10,18 +10,12 @@ static int
 clear_one(const char *name)
 {
 	struct geli_provider *p;
-	uint8_t *sector;
 	int error;
 
 	error = prov_open(name, true, &p);
 	if (error != 0)
 		return error;
-	error = read_magic_sector(p, &sector);
-	if (error == 0) {
-		geli_wipe(sector, geli_provider_sectorsize(p));
-		error = geli_provider_write_last(p, sector);
-		free(sector);
-	}
+	error = geli_clear(p);
 	geli_provider_close(p);
 	return error;
 }
@@ -39,9 +33,12 @@ cmd_clear(struct opts *o, int argc, char **argv)
 	for (int i = 0; i < argc; i++) {
 		error = clear_one(argv[i]);
 		if (error != 0) {
+			struct msg_args a = { .prov = argv[i] };
+			char msg[1200];
+
 			fflush(stdout);
-			fprintf(stderr, "Cannot clear metadata on %s: %s.\n",
-			    argv[i], strerror(-error));
+			fprintf(stderr, "%s\n", msg_format(msg, sizeof(msg),
+			    OP_CLEAR, GELI_STEP_WRITE, error, false, &a));
 			req_error("Not fully done.");
 			continue;
 		}
@@ -54,7 +51,6 @@ void
 cmd_version(struct opts *o, int argc, char **argv)
 {
 	struct geli_provider *p;
-	uint8_t *sector;
 	int error;
 
 	(void)o;
@@ -65,10 +61,17 @@ cmd_version(struct opts *o, int argc, char **argv)
 		return;
 	}
 	for (int i = 0; i < argc; i++) {
-		sector = NULL;
+		uint8_t *sector = NULL;
+		uint32_t P = 0;
+
 		error = prov_open(argv[i], false, &p);
 		if (error == 0) {
-			error = read_magic_sector(p, &sector);
+			P = geli_provider_sectorsize(p);
+			sector = calloc(1, P);
+			error = sector == NULL ? -ENOMEM :
+			    geli_provider_read_last(p, sector);
+			if (error == 0 && !geli_metadata_has_magic(sector, P))
+				error = -EINVAL;
 			geli_provider_close(p);
 		}
 		if (error != 0) {

@@ -19,39 +19,28 @@ static const struct flagopt flagopts[] = {
 };
 #define NFLAGOPTS (sizeof(flagopts) / sizeof(flagopts[0]))
 
+/* The on-disk flags set and cleared, written only if that changes them. */
 static void
-configure_detached(const char *prov, const int *want)
+configure_detached(const char *prov, uint32_t set, uint32_t clear)
 {
+	struct msg_args a = { .prov = prov };
 	struct geli_metadata md;
 	struct mdsrc src;
-	bool changed = false;
+	int error;
 
 	if (mdsrc_open(&src, prov, true, false, &md) != 0)
 		return;
-	for (size_t i = 0; i < NFLAGOPTS; i++) {
+	for (size_t i = 0; verbose && i < NFLAGOPTS; i++) {
 		const struct flagopt *f = &flagopts[i];
-		bool is_set, set;
+		bool on = (set & f->flag) != 0;
 
-		if (want[i] < 0)
-			continue;
-		/* "set" is the state of the on-disk flag the option asks for. */
-		set = f->inverted ? want[i] == 0 : want[i] == 1;
-		is_set = (md.flags & f->flag) != 0;
-		if (set == is_set) {
-			if (verbose)
-				printf("%s flag %s for %s.\n", f->name,
-				    set ? "already configured" :
-				    "not configured", prov);
-			continue;
-		}
-		if (set)
-			md.flags |= f->flag;
-		else
-			md.flags &= ~f->flag;
-		changed = true;
+		if (((set | clear) & f->flag) && on == ((md.flags & f->flag) != 0))
+			printf("%s flag %s for %s.\n", f->name, on ?
+			    "already configured" : "not configured", prov);
 	}
-	if (changed)
-		(void)mdsrc_store(&src, &md);
+	error = geli_configure(src.store, &md, set, clear);
+	if (error < 0)
+		req_msg(OP_CONFIGURE, GELI_STEP_WRITE, error, &a);
 	mdsrc_close(&src);
 }
 
@@ -98,7 +87,7 @@ cmd_configure(struct opts *o, int argc, char **argv)
 			snprintf(req, sizeof(req), "configure %u %u", set, clear);
 			(void)attached_request(name, req, NULL, 0);
 		} else {
-			configure_detached(argv[i], want);
+			configure_detached(argv[i], set, clear);
 		}
 	}
 }

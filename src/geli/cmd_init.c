@@ -164,11 +164,12 @@ init_one(struct opts *o, struct keysrc *ks, struct geli_metadata *md,
     const char *prov, int nargs)
 {
 	struct geli_provider *p = NULL;
-	uint8_t *ukey = NULL, *sector = NULL;
+	uint8_t *ukey = NULL;
 	char *backfile = NULL;
 	uint32_t psize;
 	intmax_t val;
-	int error, bfd = -1;
+	bool backed_up = false;
+	int error;
 
 	error = prov_open(prov, true, &p);
 	if (error != 0) {
@@ -197,8 +198,7 @@ init_one(struct opts *o, struct keysrc *ks, struct geli_metadata *md,
 
 	/* Different salt and Master Key for each provider. */
 	ukey = geli_secure_alloc(GELI_USERKEYLEN);
-	sector = calloc(1, psize);
-	if (ukey == NULL || sector == NULL) {
+	if (ukey == NULL) {
 		req_error("Cannot allocate memory.");
 		goto out;
 	}
@@ -219,14 +219,8 @@ init_one(struct opts *o, struct keysrc *ks, struct geli_metadata *md,
 		goto out;
 	}
 
-	error = geli_metadata_encode(md, sector);
-	if (error < 0) {
-		req_error("Cannot store metadata on %s: %s.", prov,
-		    strerror(-error));
-		goto out;
-	}
 	/*
-	 * The backup is the sector about to be stored, written first: if it
+	 * The backup is the record about to be stored, written first: if it
 	 * cannot be made, the provider is left untouched.
 	 */
 	backfile = backup_name(opt_str(o, 'B'), prov, nargs);
@@ -235,45 +229,35 @@ init_one(struct opts *o, struct keysrc *ks, struct geli_metadata *md,
 		goto out;
 	}
 	if (strcmp(backfile, "none") != 0) {
-		bfd = open(backfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-		    0600);
-		if (bfd < 0) {
-			req_error("Unable to open %s: %s.", backfile,
-			    strerror(errno));
+		struct msg_args a = { .prov = prov, .file = backfile };
+		enum geli_step step;
+
+		error = geli_backup_metadata(md, psize, backfile, &step);
+		if (error != 0) {
+			req_msg(OP_BACKUP, step, error, &a);
 			goto out;
 		}
-		if (write(bfd, sector, psize) != (ssize_t)psize ||
-		    fsync(bfd) != 0) {
-			req_error("Unable to write to %s: %s.", backfile,
-			    strerror(errno != 0 ? errno : EIO));
-			goto out;
-		}
+		backed_up = true;
 	}
-	error = geli_provider_write_last(p, sector);
+	error = geli_provider_write_metadata(p, md);
 	if (error < 0) {
 		req_error("Cannot store metadata on %s: %s.", prov,
 		    strerror(-error));
+		if (backed_up)
+			unlink(backfile);
 		goto out;
 	}
 	if (verbose)
 		printf("Metadata value stored on %s.\n", prov);
-	if (bfd >= 0) {
+	if (backed_up) {
 		printf("\nMetadata backup for provider %s can be found in %s\n",
 		    prov, backfile);
 		printf("and can be restored with the following command:\n");
 		printf("\n\t# geli restore %s %s\n\n", backfile, prov);
 	}
 out:
-	if (bfd >= 0) {
-		close(bfd);
-		if (req_failed())
-			unlink(backfile);
-	}
 	free(backfile);
 	geli_secure_free(ukey);
-	if (sector != NULL)
-		geli_wipe(sector, psize);
-	free(sector);
 	geli_provider_close(p);
 }
 

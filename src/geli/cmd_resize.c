@@ -1,5 +1,4 @@
 /* geli resize -s oldsize (§8.5) and geli kill of detached providers (§9.9). */
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -7,12 +6,9 @@
 void
 cmd_resize(struct opts *o, int argc, char **argv)
 {
-	struct geli_metadata md;
+	struct msg_args a = { 0 };
 	struct geli_provider *p;
-	const char *prov;
-	uint8_t *sector = NULL;
-	uint64_t mediasize;
-	uint32_t psize;
+	enum geli_step step = GELI_STEP_NONE;
 	intmax_t oldsize;
 	int error;
 
@@ -20,123 +16,55 @@ cmd_resize(struct opts *o, int argc, char **argv)
 		req_error("Invalid number of arguments.");
 		return;
 	}
-	prov = argv[0];
-	error = prov_open(prov, true, &p);
+	a.prov = argv[0];
+	error = prov_open(a.prov, true, &p);
 	if (error != 0) {
-		req_error("Cannot open %s: %s.", prov, strerror(-error));
+		req_msg(OP_RESIZE, GELI_STEP_OPEN, error, &a);
 		return;
-	}
-	mediasize = geli_provider_mediasize(p);
-	psize = geli_provider_sectorsize(p);
-	sector = malloc(psize);
-	if (sector == NULL) {
-		req_error("Cannot allocate memory.");
-		goto out;
 	}
 	oldsize = opt_num(o, 's');
-	if (oldsize < 0 || (uintmax_t)oldsize > mediasize) {
-		req_error("Invalid oldsize: Out of range.");
-		goto out;
+	error = oldsize < 0 ? -GELI_EOLDSIZE :
+	    geli_resize(p, (uint64_t)oldsize, 0, 0, &step);
+	if (error == -EOPNOTSUPP) {
+		/* "metadata version %u is too new": the raw LE32 at 16. */
+		uint8_t v[4];
+		if (geli_provider_pread(p, v, sizeof(v), (uint64_t)oldsize -
+		    geli_provider_sectorsize(p) + 16) == 0)
+			a.version = (unsigned)v[0] | (unsigned)v[1] << 8 |
+			    (unsigned)v[2] << 16 | (unsigned)v[3] << 24;
 	}
-	if ((uintmax_t)oldsize < psize) {
-		req_error("Cannot read old metadata: %s.", strerror(EINVAL));
-		goto out;
-	}
-	error = geli_provider_pread(p, sector, psize,
-	    (uint64_t)oldsize - psize);
-	if (error != 0) {
-		req_error("Cannot read old metadata: %s.", strerror(-error));
-		goto out;
-	}
-	error = geli_metadata_decode(sector, psize, &md);
-	switch (error) {
-	case 0:
-		break;
-	case -EOPNOTSUPP:
-		req_error("Provider's %s metadata version %u is too new.\n"
-		    "geli: The highest supported version is %u.", prov,
-		    (unsigned)md.version, GELI_VERSION);
-		goto out;
-	case -EINVAL:
-	case -EBADMSG:
-		req_error("Inconsistent provider's %s metadata.", prov);
-		goto out;
-	default:
-		req_error("Unexpected error while decoding provider's %s "
-		    "metadata: %s.", prov, strerror(-error));
-		goto out;
-	}
-	if (md.provsize != (uint64_t)oldsize) {
-		req_error("Provider size mismatch at oldsize.");
-		goto out;
-	}
-	/* The metadata is valid and nothing has changed. */
-	if ((uint64_t)oldsize == mediasize)
-		goto out;
-	md.provsize = mediasize;
-	error = geli_provider_write_metadata(p, &md);
-	if (error < 0) {
-		req_error("Cannot write metadata to %s: %s.", prov,
-		    strerror(-error));
-		goto out;
-	}
-	/* Then trash the old copy. */
-	error = trash_sector(p, (uint64_t)oldsize - psize);
 	if (error != 0)
-		req_error("Cannot trash metadata on provider %s: %s.", prov,
-		    strerror(-error));
-out:
-	if (sector != NULL)
-		geli_wipe(sector, psize);
-	free(sector);
-	geli_wipe(&md, sizeof(md));
-	geli_provider_close(p);
-}
-
-static void
-kill_detached(const char *prov)
-{
-	struct geli_provider *p;
-	uint64_t size;
-	uint32_t psize;
-	int error;
-
-	/* As geli(8): no check that this is a GELI provider. */
-	error = prov_open(prov, true, &p);
-	if (error != 0) {
-		req_error("Cannot open provider %s: %s.", prov,
-		    strerror(-error));
-		return;
-	}
-	size = geli_provider_mediasize(p);
-	psize = geli_provider_sectorsize(p);
-	if (size <= psize) {
-		req_error("Cannot obtain media size or sector size for "
-		    "provider %s: %s.", prov, strerror(EINVAL));
-		geli_provider_close(p);
-		return;
-	}
-	error = trash_sector(p, size - psize);
-	if (error != 0)
-		req_error("Cannot trash metadata on provider %s: %s.", prov,
-		    strerror(-error));
+		req_msg(OP_RESIZE, step, error, &a);
 	geli_provider_close(p);
 }
 
 void
 cmd_kill(struct opts *o, int argc, char **argv)
 {
+	struct msg_args a = { 0 };
+	struct geli_provider *p;
 	char name[256], **names;
-	int n;
+	int n, error;
 
 	if (!opt_bool(o, 'a') && argc == 0) {
 		req_error("Too few arguments.");
 		return;
 	}
 	/* First the detached providers, then the attached ones. */
-	for (int i = 0; i < argc; i++)
-		if (!attached_name(argv[i], name, sizeof(name)))
-			kill_detached(argv[i]);
+	for (int i = 0; i < argc; i++) {
+		if (attached_name(argv[i], name, sizeof(name)))
+			continue;
+		a.prov = argv[i];
+		error = prov_open(argv[i], true, &p);
+		if (error != 0) {
+			req_msg(OP_KILL, GELI_STEP_OPEN, error, &a);
+			continue;
+		}
+		error = geli_kill(p, 0);
+		if (error != 0)
+			req_msg(OP_KILL, GELI_STEP_TRASH, error, &a);
+		geli_provider_close(p);
+	}
 	for (int i = 0; i < argc; i++)
 		if (attached_name(argv[i], name, sizeof(name)) &&
 		    attached_request(name, "kill", NULL, 0) == 0)

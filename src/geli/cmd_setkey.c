@@ -4,15 +4,11 @@
 
 #include "cli.h"
 
-static int
-popcount8(unsigned v)
-{
-	return __builtin_popcount(v & 0xff);
-}
-
 static void
 setkey_detached(struct opts *o, struct mdsrc *src, struct geli_metadata *md)
 {
+	struct msg_args a = { .prov = src->name };
+	struct geli_metadata nmd;
 	struct keysrc *ks = NULL;
 	uint8_t *ukey, *mkey;
 	intmax_t val;
@@ -25,7 +21,7 @@ setkey_detached(struct opts *o, struct mdsrc *src, struct geli_metadata *md)
 		goto out;
 	}
 	if (md->keys == 0) {
-		req_error("No valid keys on %s.", src->name);
+		req_msg(OP_SETKEY, GELI_STEP_NONE, -GELI_ENOKEYS, &a);
 		goto out;
 	}
 	/* The old key opens any slot. */
@@ -35,57 +31,30 @@ setkey_detached(struct opts *o, struct mdsrc *src, struct geli_metadata *md)
 	ks = NULL;
 	error = geli_mkey_decrypt(md, ukey, -1, mkey, &nkey);
 	geli_wipe(ukey, GELI_USERKEYLEN);
-	if (error == -GELI_EWRONGKEY) {
-		req_error("Wrong key for %s.", src->name);
-		goto out;
-	} else if (error != 0) {
-		req_error("Cannot decrypt Master Key: %s.", strerror(-error));
+	if (error != 0) {
+		req_msg(OP_SETKEY, GELI_STEP_READ, error, &a);
 		goto out;
 	}
 	if (verbose)
 		printf("Decrypted Master Key %d.\n", nkey);
-
+	/* The target: -n, else the slot that just opened. */
 	val = opt_num(o, 'n');
 	if (val != -1)
 		nkey = val < 0 || val >= GELI_MAXMKEYS ? GELI_MAXMKEYS :
 		    (int)val;
-	if (nkey >= GELI_MAXMKEYS) {
-		req_error("Invalid '%s' argument.", "keyno");
+	/* The new key is made for the count the slot will have. */
+	nmd = *md;
+	error = geli_setkey_check(md, nkey, opt_num(o, 'i'), &nmd.iterations);
+	if (error == 0 && (keysrc_new(o, true, &ks) != 0 ||
+	    keysrc_ukey(ks, &nmd, ukey) != 0))
 		goto out;
-	}
-	/* Salt and iterations are shared by both slots (§4.5). */
-	val = opt_num(o, 'i');
-	if (val < -1 || val > INT32_MAX) {
-		req_error("Invalid number of iterations.");
-		goto out;
-	}
-	if (val != -1 && md->iterations == -1) {
-		md->iterations = (int32_t)val;
-	} else if (val != -1 && val != md->iterations) {
-		if (popcount8(md->keys) != 1) {
-			req_error("To be able to use '-i' option, only one "
-			    "key can be defined.");
-			goto out;
-		}
-		if (md->keys != (1u << nkey)) {
-			req_error("Only already defined key can be changed "
-			    "when '-i' option is used.");
-			goto out;
-		}
-		md->iterations = (int32_t)val;
-	}
-	/* The new key. */
-	if (keysrc_new(o, true, &ks) != 0 || keysrc_ukey(ks, md, ukey) != 0)
-		goto out;
-	md->keys |= (uint8_t)(1u << nkey);
-	error = geli_mkey_encrypt(md->ealgo, md->keylen, ukey, mkey,
-	    md->mkeys + nkey * GELI_MKEYLEN);
-	if (error != 0) {
-		req_error("Cannot encrypt Master Key: %s.", strerror(-error));
-		goto out;
-	}
-	(void)mdsrc_store(src, md);
+	if (error == 0)
+		error = geli_setkey(src->store, md, nkey, nmd.iterations, mkey,
+		    ukey);
+	if (error != 0)
+		req_msg(OP_SETKEY, GELI_STEP_WRITE, error, &a);
 out:
+	geli_wipe(&nmd, sizeof(nmd));
 	keysrc_free(ks);
 	geli_secure_free(ukey);
 	geli_secure_free(mkey);
@@ -158,11 +127,11 @@ cmd_setkey(struct opts *o, int argc, char **argv)
 void
 cmd_delkey(struct opts *o, int argc, char **argv)
 {
+	struct msg_args a = { 0 };
 	struct geli_metadata md;
 	struct mdsrc src;
-	intmax_t val;
-	unsigned nkey;
 	char name[256], req[96];
+	int error;
 
 	if (argc != 1) {
 		req_error("Invalid number of arguments.");
@@ -176,41 +145,14 @@ cmd_delkey(struct opts *o, int argc, char **argv)
 	}
 	if (mdsrc_open(&src, argv[0], true, false, &md) != 0)
 		return;
-	if (opt_bool(o, 'a')) {
-		/* All slots destroyed; md_keys is left as it is (§5.3). */
-		if (geli_random(md.mkeys, sizeof(md.mkeys)) != 0) {
-			req_error("Cannot get random bytes.");
-			goto out;
-		}
-	} else {
-		val = opt_num(o, 'n');
-		if (val == -1) {
-			req_error("Key number has to be specified.");
-			goto out;
-		}
-		if (val < 0 || val >= GELI_MAXMKEYS) {
-			req_error("Invalid '%s' argument.", "keyno");
-			goto out;
-		}
-		nkey = (unsigned)val;
-		if (!(md.keys & (1u << nkey)) && !opt_bool(o, 'f')) {
-			req_error("Master Key %u is not set.", nkey);
-			goto out;
-		}
-		md.keys &= (uint8_t)~(1u << nkey);
-		if (md.keys == 0 && !opt_bool(o, 'f')) {
-			req_error("This is the last Master Key. Use '-f' "
-			    "option if you really want to remove it.");
-			goto out;
-		}
-		if (geli_random(md.mkeys + nkey * GELI_MKEYLEN,
-		    GELI_MKEYLEN) != 0) {
-			req_error("Cannot get random bytes.");
-			goto out;
-		}
-	}
-	(void)mdsrc_store(&src, &md);
-out:
+	a.prov = argv[0];
+	a.keyno = opt_num(o, 'n') < -1 || opt_num(o, 'n') >= GELI_MAXMKEYS ?
+	    GELI_MAXMKEYS : (int)opt_num(o, 'n');
+	error = geli_delkey(src.store, &md, a.keyno,
+	    (opt_bool(o, 'a') ? GELI_ADMIN_ALL : 0) |
+	    (opt_bool(o, 'f') ? GELI_ADMIN_FORCE : 0));
+	if (error != 0)
+		req_msg(OP_DELKEY, GELI_STEP_WRITE, error, &a);
 	mdsrc_close(&src);
 	geli_wipe(&md, sizeof(md));
 }

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include "ctl.h"
-#include "geli.h"
 
 const char *
 rundir(void)
@@ -27,57 +26,64 @@ rundir_path(const char *name, const char *suffix, char *buf, size_t len)
 }
 
 int
-ctl_call(const char *name, const char *req, const void *key, size_t keylen,
-    char *reply, size_t replylen)
+ctl_call(const char *name, const struct ctl_request *req,
+    struct ctl_reply *reply)
 {
 	struct sockaddr_un sa;
 	uint8_t *msg;
-	size_t reqlen = strlen(req), msglen;
-	ssize_t n;
-	int fd, error;
+	ssize_t n, len;
+	int fd = -1, error;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	if (rundir_path(name, ".ctl", sa.sun_path, sizeof(sa.sun_path)) != 0)
 		return -ENAMETOOLONG;
-	msglen = reqlen + (key != NULL ? 1 + keylen : 0);
-	if (msglen > CTL_MAX)
-		return -EMSGSIZE;
+	/* Locked: a request may carry a user key. */
 	msg = geli_secure_alloc(CTL_MAX);
 	if (msg == NULL)
 		return -ENOMEM;
-	memcpy(msg, req, reqlen);
-	if (key != NULL) {
-		msg[reqlen] = '\0';
-		memcpy(msg + reqlen + 1, key, keylen);
+	len = ctl_request_encode(req, msg, CTL_MAX);
+	if (len < 0) {
+		error = (int)len;
+		goto out;
 	}
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    send(fd, msg, (size_t)len, MSG_NOSIGNAL) != len) {
 		error = -errno;
 		goto out;
 	}
-	if (send(fd, msg, msglen, MSG_NOSIGNAL) != (ssize_t)msglen) {
-		error = -errno;
-		goto out;
-	}
-	n = recv(fd, reply, replylen - 1, 0);
+	n = recv(fd, msg, CTL_MAX, MSG_TRUNC);
 	if (n <= 0) {
 		error = n == 0 ? -ECONNRESET : -errno;
 		goto out;
 	}
-	reply[n] = '\0';
-	if (strncmp(reply, "OK\n", 3) == 0) {
-		memmove(reply, reply + 3, (size_t)n - 2);
-		error = 0;
-	} else if (strncmp(reply, "ERR ", 4) == 0) {
-		memmove(reply, reply + 4, (size_t)n - 3);
-		error = 1;
-	} else {
+	error = n > CTL_MAX ? -EMSGSIZE : ctl_reply_decode(msg, (size_t)n, reply);
+	if (error == -EBADMSG)
 		error = -EPROTO;
-	}
 out:
 	if (fd >= 0)
 		close(fd);
 	geli_secure_free(msg);
+	return error;
+}
+
+int
+ctl_status(const char *name, struct ctl_status *st)
+{
+	struct ctl_request req;
+	struct ctl_reply *reply;
+	int error;
+
+	ctl_request_init(&req, CTL_STATUS);
+	reply = malloc(sizeof(*reply));
+	if (reply == NULL)
+		return -ENOMEM;
+	error = ctl_call(name, &req, reply);
+	if (error == 0 && (reply->code != 0 || !reply->has_status))
+		error = -EPROTO;
+	if (error == 0 && st != NULL)
+		*st = reply->status;
+	free(reply);
 	return error;
 }

@@ -1,26 +1,115 @@
 /*
  * The control channel between geli and the daemon of an attached provider:
- * a SOCK_SEQPACKET Unix socket $GELI_RUNDIR/<name>.ctl (mode 0600).  A
- * request is one packet, "verb arg..." and, for key material, a NUL and the
- * raw key bytes; the reply is one packet, "OK\n<text>" or "ERR <message>".
+ * a SOCK_SEQPACKET Unix socket $GELI_RUNDIR/<name>.ctl (mode 0600), one
+ * request packet and one reply packet per connection.  Both are typed here,
+ * once, for the two sides; ctl_proto.c encodes and decodes them.
+ *
+ * Wire format, little-endian: "GELC", a version byte (CTL_VERSION), a kind
+ * byte (request or reply), then the fields of the struct in the order
+ * declared, integers at their width, strings as a 16-bit length and that
+ * many bytes (no NUL inside).  A decoder takes a packet only when every
+ * field is in range and nothing is left over.
  */
 #ifndef GELI_CTL_H
 #define GELI_CTL_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
-#define CTL_MAX 8192
+#include "geli.h"
+
+#define CTL_MAX		8192	/* bytes of a packet, either way */
+#define CTL_VERSION	1
+
+enum ctl_verb {
+	CTL_STATUS = 1,
+	CTL_DETACH,		/* flags: CTL_F_FORCE, CTL_F_LAST */
+	CTL_SUSPEND,
+	CTL_RESUME,		/* key: the user key */
+	CTL_SETKEY,		/* keyno, iterations; key: the new user key */
+	CTL_DELKEY,		/* keyno; flags: CTL_F_ALL, CTL_F_FORCE */
+	CTL_KILL,
+	CTL_CONFIGURE,		/* set, clear: GELI_CONFIGURABLE_FLAGS */
+	CTL_VERB_END
+};
+
+#define CTL_F_FORCE	0x1
+#define CTL_F_LAST	0x2
+#define CTL_F_ALL	0x4
+#define CTL_F_MASK	0x7
+
+struct ctl_request {
+	uint32_t verb;		/* enum ctl_verb */
+	uint32_t flags;		/* CTL_F_* */
+	int32_t keyno;		/* -1: the slot used to attach */
+	int64_t iterations;	/* -1: keep */
+	uint32_t set, clear;	/* on-disk flags to set and to clear */
+	uint16_t keylen;	/* 0, or GELI_USERKEYLEN for RESUME/SETKEY */
+	uint8_t key[GELI_USERKEYLEN];
+};
+
+/* What an attached provider is, for list and status (§9.16). */
+struct ctl_status {
+	char name[256];		/* without .eli */
+	char prov[1024];	/* as given to attach */
+	char provpath[1024];	/* the absolute path served */
+	char elipath[1024];	/* the .eli file */
+	char loop[64];		/* the loop device, or "" */
+	int32_t pid;
+	uint32_t flags;		/* runtime flags, GELI_FLAG_SUSPEND included */
+	uint16_t ealgo, aalgo, keylen;
+	uint32_t version;
+	int32_t usedkey;	/* -1 for a one-time key */
+	uint64_t keysallocated, keystotal;
+	uint64_t mediasize, provsize;
+	uint32_t sectorsize, psize;
+	uint32_t opens, wopens;
+	uint64_t integrity_errors;
+};
+
+enum ctl_outcome {
+	CTL_DONE = 0,
+	CTL_DETACHED,		/* the daemon stops: wait for its files to go */
+	CTL_DETACH_LATER,	/* detach -l: at the last close */
+	CTL_OUTCOME_END
+};
+
+struct ctl_reply {
+	int32_t code;		/* 0, or a negative libgeli or msg.h code */
+	uint32_t outcome;	/* enum ctl_outcome */
+	char message[1024];	/* code != 0: FreeBSD's kernel words */
+	bool has_status;
+	struct ctl_status status;
+};
+
+/* A request for verb with nothing else asked (keyno and iterations -1). */
+void ctl_request_init(struct ctl_request *r, enum ctl_verb verb);
+/* Encode into buf: the packet's length, or -EMSGSIZE / -EINVAL. */
+ssize_t ctl_request_encode(const struct ctl_request *r, uint8_t *buf,
+    size_t len);
+ssize_t ctl_reply_encode(const struct ctl_reply *r, uint8_t *buf, size_t len);
+/* Decode a packet: 0, -EMSGSIZE (larger than CTL_MAX) or -EBADMSG
+ * (truncated, garbage, a field out of range, bytes left over). */
+int ctl_request_decode(const uint8_t *buf, size_t len, struct ctl_request *r);
+int ctl_reply_decode(const uint8_t *buf, size_t len, struct ctl_reply *r);
+
+/* ---- The client side (ctl.c) ----------------------------------------------- */
 
 /* $GELI_RUNDIR, or /run/geli. */
 const char *rundir(void);
 /* rundir/<name><suffix> into buf. */
 int rundir_path(const char *name, const char *suffix, char *buf, size_t len);
 /*
- * Send one request to the daemon of name and wait for its reply.  Returns 0
- * with the text after "OK\n" in reply, 1 with the message after "ERR " in
- * reply, or -errno when there is no daemon to talk to.
+ * Send one request to the daemon of name and wait for its reply: 0 with
+ * the reply (whose code says how the request went), or -errno when there
+ * is no daemon to talk to or it answered garbage.  The request, which may
+ * hold a key, is encoded in locked memory and wiped.
  */
-int ctl_call(const char *name, const char *req, const void *key,
-    size_t keylen, char *reply, size_t replylen);
+int ctl_call(const char *name, const struct ctl_request *req,
+    struct ctl_reply *reply);
+/* The status of name's daemon: 0, or -errno as ctl_call. */
+int ctl_status(const char *name, struct ctl_status *st);
 
 #endif

@@ -33,7 +33,4 @@ struct attach_req {
 int daemon_start(const struct attach_req *r, const uint8_t *mkey,
     char *loopdev, size_t loopdevlen, char *msg, size_t msglen);
 
-/* The runtime flags as geli list names them, in FreeBSD's order. */
-void flags_string(uint32_t flags, char *buf, size_t len);
-
 #endif

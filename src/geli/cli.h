@@ -8,6 +8,7 @@
 
 #include "geli.h"
 #include "msg.h"
+#include "../attach/ctl.h"
 
 /* ---- Options, parsed the way geom(8) parses them --------------------------- */
 
@@ -117,9 +118,13 @@ void keysrc_free(struct keysrc *ks);
 bool attached_name(const char *arg, char *name, size_t len);
 bool geli_name_suspended(const char *name);
 void wait_gone(const char *name);
-/* One request to the daemon; errors become the request error.  0 or -1. */
-int attached_request(const char *name, const char *req, const void *key,
-    size_t keylen);
+/*
+ * One request to the daemon of name; its error (or "No such device")
+ * becomes the request error.  0 or -1; *outcome (may be NULL) says whether
+ * the daemon stops.
+ */
+int attached_request(const char *name, const struct ctl_request *req,
+    enum ctl_outcome *outcome);
 int attached_names(char ***names);
 void attached_names_free(char **names, int n);
 

@@ -12,7 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../attach/ctl.h"
 #include "../attach/daemon.h"
 #include "cli.h"
 
@@ -27,55 +26,37 @@ name_of(const char *prov, char *name, size_t len)
 	snprintf(name, len, "%s", basename(path));
 }
 
-/* A value from a status reply ("key=value" lines). */
-static const char *
-status_get(const char *reply, const char *key, char *out, size_t len)
-{
-	size_t kl = strlen(key);
-
-	for (const char *l = reply; l != NULL && *l != '\0';) {
-		const char *nl = strchr(l, '\n');
-		size_t ll = nl != NULL ? (size_t)(nl - l) : strlen(l);
-
-		if (ll > kl && strncmp(l, key, kl) == 0 && l[kl] == '=') {
-			snprintf(out, len, "%.*s", (int)(ll - kl - 1), l + kl + 1);
-			return out;
-		}
-		l = nl != NULL ? nl + 1 : NULL;
-	}
-	snprintf(out, len, "%s", "");
-	return out;
-}
-
 bool
 attached_name(const char *arg, char *name, size_t len)
 {
-	char cand[4096], reply[CTL_MAX], pp[4096], rp1[4096], rp2[4096];
-	char buf[4096];
+	char cand[4096], rp1[4096], rp2[4096], buf[4096];
+	struct ctl_status *st;
+	bool found = false;
 	size_t l;
 
+	st = malloc(sizeof(*st));
+	if (st == NULL)
+		return false;
 	/* "x.eli", "/run/geli/x.eli": the daemon of x. */
 	snprintf(buf, sizeof(buf), "%s", arg);
 	snprintf(cand, sizeof(cand), "%s", basename(buf));
 	l = strlen(cand);
 	if (l > 4 && strcmp(cand + l - 4, ".eli") == 0) {
 		cand[l - 4] = '\0';
-		if (ctl_call(cand, "status", NULL, 0, reply, sizeof(reply)) == 0) {
-			snprintf(name, len, "%s", cand);
-			return true;
-		}
+		found = ctl_status(cand, st) == 0;
 	}
 	/* A provider: the daemon named after it, if it serves this file. */
-	name_of(arg, cand, sizeof(cand));
-	if (ctl_call(cand, "status", NULL, 0, reply, sizeof(reply)) != 0)
-		return false;
-	status_get(reply, "provpath", pp, sizeof(pp));
-	if (realpath(pp, rp1) != NULL &&
-	    realpath(prov_path(arg, buf, sizeof(buf)), rp2) != NULL &&
-	    strcmp(rp1, rp2) != 0)
-		return false;
-	snprintf(name, len, "%s", cand);
-	return true;
+	if (!found) {
+		name_of(arg, cand, sizeof(cand));
+		found = ctl_status(cand, st) == 0 &&
+		    !(realpath(st->provpath, rp1) != NULL &&
+		    realpath(prov_path(arg, buf, sizeof(buf)), rp2) != NULL &&
+		    strcmp(rp1, rp2) != 0);
+	}
+	if (found)
+		snprintf(name, len, "%s", cand);
+	free(st);
+	return found;
 }
 
 /* Every attached name, sorted; returns the count (free with
@@ -83,7 +64,7 @@ attached_name(const char *arg, char *name, size_t len)
 int
 attached_names(char ***out)
 {
-	char **names = NULL, reply[CTL_MAX];
+	char **names = NULL;
 	struct dirent *e;
 	DIR *dir;
 	int n = 0;
@@ -99,7 +80,7 @@ attached_names(char ***out)
 		if (l <= 4 || strcmp(e->d_name + l - 4, ".ctl") != 0 || l - 4 >= sizeof(nm))
 			continue;
 		snprintf(nm, sizeof(nm), "%.*s", (int)(l - 4), e->d_name);
-		if (ctl_call(nm, "status", NULL, 0, reply, sizeof(reply)) != 0)
+		if (ctl_status(nm, NULL) != 0)
 			continue;
 		char **nn = realloc(names, sizeof(*names) * (size_t)(n + 1));
 		if (nn == NULL)
@@ -130,9 +111,12 @@ attached_names_free(char **names, int n)
 static void
 clean_stale(const char *name)
 {
-	char path[4096], reply[64];
+	char path[4096];
+	int error = ctl_status(name, NULL);
 
-	if (ctl_call(name, "status", NULL, 0, reply, sizeof(reply)) >= 0)
+	/* Gone only when nobody answers (a daemon that answered garbage is
+	 * still there). */
+	if (error != -ENOENT && error != -ECONNREFUSED)
 		return;
 	if (rundir_path(name, ".eli", path, sizeof(path)) == 0) {
 		(void)umount2(path, MNT_DETACH);
@@ -411,27 +395,24 @@ cmd_onetime(struct opts *o, int argc, char **argv)
 void
 cmd_detach(struct opts *o, int argc, char **argv)
 {
-	char name[256], req[64], reply[CTL_MAX];
-	int r;
+	struct ctl_request req;
+	enum ctl_outcome outcome;
+	char name[256];
 
 	if (argc <= 0) {
 		req_error("Missing device(s).");
 		return;
 	}
-	snprintf(req, sizeof(req), "detach %d %d", opt_bool(o, 'f'),
-	    opt_bool(o, 'l'));
+	ctl_request_init(&req, CTL_DETACH);
+	req.flags = (opt_bool(o, 'f') ? CTL_F_FORCE : 0) |
+	    (opt_bool(o, 'l') ? CTL_F_LAST : 0);
 	for (int i = 0; i < argc && !req_failed(); i++) {
 		if (!attached_name(argv[i], name, sizeof(name))) {
 			req_error("No such device: %s.", argv[i]);
 			return;
 		}
-		r = ctl_call(name, req, NULL, 0, reply, sizeof(reply));
-		if (r == 1)
-			req_error("%s", reply);
-		else if (r < 0)
-			req_error("Cannot destroy device %s.eli (error=%d).",
-			    name, -r);
-		else if (strncmp(reply, "detached", 8) == 0)
+		if (attached_request(name, &req, &outcome) == 0 &&
+		    outcome == CTL_DETACHED)
 			wait_gone(name);
 	}
 }
@@ -441,14 +422,16 @@ cmd_detach(struct opts *o, int argc, char **argv)
 void
 cmd_suspend(struct opts *o, int argc, char **argv)
 {
+	struct ctl_request req;
 	char name[256], **names;
 	int n;
 
+	ctl_request_init(&req, CTL_SUSPEND);
 	if (opt_bool(o, 'a')) {
 		n = attached_names(&names);
 		for (int i = 0; i < n; i++)
 			if (!geli_name_suspended(names[i]))
-				(void)attached_request(names[i], "suspend", NULL, 0);
+				(void)attached_request(names[i], &req, NULL);
 		attached_names_free(names, n);
 		return;
 	}
@@ -461,7 +444,7 @@ cmd_suspend(struct opts *o, int argc, char **argv)
 			req_error("No such device: %s.", argv[i]);
 			return;
 		}
-		(void)attached_request(name, "suspend", NULL, 0);
+		(void)attached_request(name, &req, NULL);
 	}
 }
 
@@ -469,11 +452,10 @@ void
 cmd_resume(struct opts *o, int argc, char **argv)
 {
 	struct geli_metadata md;
+	struct ctl_request *req;
 	struct keysrc *ks = NULL;
 	struct mdsrc src;
-	uint8_t *ukey;
-	char name[256], reply[CTL_MAX];
-	int r;
+	char name[256];
 
 	if (argc != 1) {
 		req_error("Invalid number of arguments.");
@@ -495,27 +477,65 @@ cmd_resume(struct opts *o, int argc, char **argv)
 		return;
 	}
 	mdsrc_close(&src);
-	ukey = geli_secure_alloc(GELI_USERKEYLEN);
-	if (ukey == NULL) {
+	/* The request holds the user key: locked memory. */
+	req = geli_secure_alloc(sizeof(*req));
+	if (req == NULL) {
 		req_error("Cannot allocate memory.");
 		return;
 	}
-	if (keysrc_new(o, false, &ks) == 0 && keysrc_ukey(ks, &md, ukey) == 0) {
-		r = ctl_call(name, "resume", ukey, GELI_USERKEYLEN, reply,
-		    sizeof(reply));
-		if (r == 1)
-			req_error("%s", reply);
-		else if (r < 0)
-			req_error("No such device: %s.", argv[0]);
-		else if (verbose)
-			printf("Resumed %s.\n", argv[0]);
-	}
+	ctl_request_init(req, CTL_RESUME);
+	req->keylen = GELI_USERKEYLEN;
+	if (keysrc_new(o, false, &ks) == 0 &&
+	    keysrc_ukey(ks, &md, req->key) == 0 &&
+	    attached_request(name, req, NULL) == 0 && verbose)
+		printf("Resumed %s.\n", argv[0]);
 	keysrc_free(ks);
-	geli_secure_free(ukey);
+	geli_secure_free(req);
 	geli_wipe(&md, sizeof(md));
 }
 
 /* ---- list, status ---------------------------------------------------------------------- */
+
+/* The runtime flags as geli list names them, in FreeBSD's order. */
+static void
+flags_string(uint32_t flags, char *buf, size_t len)
+{
+	static const struct { uint32_t f; const char *n; } names[] = {
+		{ GELI_FLAG_SUSPEND, "SUSPEND" },
+		{ GELI_FLAG_SINGLE_KEY, "SINGLE-KEY" },
+		{ GELI_FLAG_NATIVE_BYTE_ORDER, "NATIVE-BYTE-ORDER" },
+		{ GELI_FLAG_ONETIME, "ONETIME" },
+		{ GELI_FLAG_BOOT, "BOOT" },
+		{ GELI_FLAG_WO_DETACH, "W-DETACH" },
+		{ GELI_FLAG_RW_DETACH, "RW-DETACH" },
+		{ GELI_FLAG_AUTH, "AUTH" },
+		{ GELI_FLAG_WOPEN, "W-OPEN" },
+		{ GELI_FLAG_DESTROY, "DESTROY" },
+		{ GELI_FLAG_RO, "READ-ONLY" },
+		{ GELI_FLAG_NODELETE, "NODELETE" },
+		{ GELI_FLAG_GELIBOOT, "GELIBOOT" },
+		{ GELI_FLAG_GELIDISPLAYPASS, "GELIDISPLAYPASS" },
+		{ GELI_FLAG_AUTORESIZE, "AUTORESIZE" },
+	};
+	size_t n = 0;
+
+	buf[0] = '\0';
+	/* FIRST_KEY and ENC_IVKEY are ours to know, not geli list's. */
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if ((flags & names[i].f) == 0)
+			continue;
+		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s",
+		    n > 0 ? ", " : "", names[i].n);
+	}
+	if (n == 0)
+		snprintf(buf, len, "NONE");
+}
+
+static const char *
+state_name(const struct ctl_status *st)
+{
+	return (st->flags & GELI_FLAG_SUSPEND) ? "SUSPENDED" : "ACTIVE";
+}
 
 /* humanize_number(3) as geom list uses it: 512B, 10M, 1.0G. */
 static void
@@ -537,52 +557,42 @@ humanize(uint64_t v, char *buf, size_t len)
 		snprintf(buf, len, "%.0f%c", d, units[u]);
 }
 
-static int
-get_status(const char *name, char *reply, size_t len)
-{
-	return ctl_call(name, "status", NULL, 0, reply, len);
-}
-
 static void
-list_one(const char *name)
+list_one(const struct ctl_status *st)
 {
-	char s[CTL_MAX], v[512], h[32];
-	uint64_t ms, ps;
+	char fl[512], h[32];
 
-	if (get_status(name, s, sizeof(s)) != 0)
-		return;
-	printf("Geom name: %s.eli\n", name);
-	printf("State: %s\n", status_get(s, "state", v, sizeof(v)));
-	printf("EncryptionAlgorithm: %s\n", status_get(s, "ealgo", v, sizeof(v)));
-	printf("KeyLength: %s\n", status_get(s, "keylen", v, sizeof(v)));
-	if (*status_get(s, "aalgo", v, sizeof(v)) != '\0')
-		printf("AuthenticationAlgorithm: %s\n", v);
+	flags_string(st->flags, fl, sizeof(fl));
+	printf("Geom name: %s.eli\n", st->name);
+	printf("State: %s\n", state_name(st));
+	printf("EncryptionAlgorithm: %s\n", geli_algo_name(st->ealgo));
+	printf("KeyLength: %u\n", (unsigned)st->keylen);
+	if (st->flags & GELI_FLAG_AUTH)
+		printf("AuthenticationAlgorithm: %s\n",
+		    geli_algo_name(st->aalgo));
 	printf("Crypto: accelerated software\n");
-	printf("Version: %s\n", status_get(s, "version", v, sizeof(v)));
-	if (*status_get(s, "usedkey", v, sizeof(v)) != '\0')
-		printf("UsedKey: %s\n", v);
-	printf("Flags: %s\n", status_get(s, "flags", v, sizeof(v)));
-	printf("KeysAllocated: %s\n", status_get(s, "keysallocated", v, sizeof(v)));
-	printf("KeysTotal: %s\n", status_get(s, "keystotal", v, sizeof(v)));
-	ms = strtoull(status_get(s, "mediasize", v, sizeof(v)), NULL, 10);
-	ps = strtoull(status_get(s, "provsize", v, sizeof(v)), NULL, 10);
+	printf("Version: %u\n", (unsigned)st->version);
+	if (!(st->flags & GELI_FLAG_ONETIME))
+		printf("UsedKey: %d\n", (int)st->usedkey);
+	printf("Flags: %s\n", fl);
+	printf("KeysAllocated: %ju\n", (uintmax_t)st->keysallocated);
+	printf("KeysTotal: %ju\n", (uintmax_t)st->keystotal);
 	printf("Providers:\n");
-	printf("1. Name: %s.eli\n", name);
-	humanize(ms, h, sizeof(h));
-	printf("   Mediasize: %ju (%s)\n", (uintmax_t)ms, h);
-	printf("   Sectorsize: %s\n", status_get(s, "sectorsize", v, sizeof(v)));
-	printf("   Mode: r%sw%se0\n", status_get(s, "opens", v, sizeof(v)),
-	    status_get(s, "wopens", h, sizeof(h)));
-	if (*status_get(s, "loop", v, sizeof(v)) != '\0')
-		printf("   Loop: %s\n", v);
-	printf("   File: %s\n", status_get(s, "elipath", v, sizeof(v)));
+	printf("1. Name: %s.eli\n", st->name);
+	humanize(st->mediasize, h, sizeof(h));
+	printf("   Mediasize: %ju (%s)\n", (uintmax_t)st->mediasize, h);
+	printf("   Sectorsize: %u\n", (unsigned)st->sectorsize);
+	printf("   Mode: r%uw%ue0\n", (unsigned)st->opens, (unsigned)st->wopens);
+	if (st->loop[0] != '\0')
+		printf("   Loop: %s\n", st->loop);
+	printf("   File: %s\n", st->elipath);
 	printf("Consumers:\n");
-	printf("1. Name: %s\n", status_get(s, "prov", v, sizeof(v)));
-	humanize(ps, h, sizeof(h));
-	printf("   Mediasize: %ju (%s)\n", (uintmax_t)ps, h);
-	printf("   Sectorsize: %s\n", status_get(s, "psize", v, sizeof(v)));
-	printf("   Mode: %s\n", strstr(status_get(s, "flags", v, sizeof(v)),
-	    "READ-ONLY") != NULL ? "r1w0e0" : "r1w1e1");
+	printf("1. Name: %s\n", st->prov);
+	humanize(st->provsize, h, sizeof(h));
+	printf("   Mediasize: %ju (%s)\n", (uintmax_t)st->provsize, h);
+	printf("   Sectorsize: %u\n", (unsigned)st->psize);
+	printf("   Mode: %s\n", (st->flags & GELI_FLAG_RO) ? "r1w0e0" :
+	    "r1w1e1");
 	printf("\n");
 }
 
@@ -609,16 +619,38 @@ select_names(int argc, char **argv, char ***out)
 	return argc;
 }
 
+/* The status of each name, in order; entries whose daemon went away are
+ * left out.  Returns the count. */
+static int
+statuses(char **names, int n, struct ctl_status **out)
+{
+	struct ctl_status *st;
+	int k = 0;
+
+	*out = NULL;
+	st = calloc(n > 0 ? (size_t)n : 1, sizeof(*st));
+	if (st == NULL)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if (ctl_status(names[i], &st[k]) == 0)
+			k++;
+	*out = st;
+	return k;
+}
+
 void
 cmd_list(struct opts *o, int argc, char **argv)
 {
+	struct ctl_status *st;
 	char **names;
-	int n;
+	int n, k;
 
 	(void)o;
 	n = select_names(argc, argv, &names);
-	for (int i = 0; i < n; i++)
-		list_one(names[i]);
+	k = statuses(names, n, &st);
+	for (int i = 0; i < k; i++)
+		list_one(&st[i]);
+	free(st);
 	if (n > 0)
 		attached_names_free(names, n);
 }
@@ -626,32 +658,30 @@ cmd_list(struct opts *o, int argc, char **argv)
 void
 cmd_status(struct opts *o, int argc, char **argv)
 {
-	char **names, s[CTL_MAX], v[256];
+	struct ctl_status *st;
 	size_t wn = 4, ws = 6;
-	int n;
+	char **names, full[300];
+	int n, k;
 
 	n = select_names(argc, argv, &names);
 	if (n == 0)
 		return;
-	for (int i = 0; i < n; i++)
-		if (strlen(names[i]) + 4 > wn)
-			wn = strlen(names[i]) + 4;
-	if (n > 0 && get_status(names[0], s, sizeof(s)) == 0 &&
-	    strlen(status_get(s, "state", v, sizeof(v))) > ws)
-		ws = strlen(v);
+	k = statuses(names, n, &st);
+	for (int i = 0; i < k; i++) {
+		if (strlen(st[i].name) + 4 > wn)
+			wn = strlen(st[i].name) + 4;
+		if (strlen(state_name(&st[i])) > ws)
+			ws = strlen(state_name(&st[i]));
+	}
 	if (!opt_bool(o, 's'))
 		printf("%*s  %*s  %s\n", (int)wn, "Name", (int)ws, "Status",
 		    "Components");
-	for (int i = 0; i < n; i++) {
-		char full[300], comp[1024];
-
-		if (get_status(names[i], s, sizeof(s)) != 0)
-			continue;
-		snprintf(full, sizeof(full), "%s.eli", names[i]);
-		status_get(s, "prov", comp, sizeof(comp));
+	for (int i = 0; i < k; i++) {
+		snprintf(full, sizeof(full), "%s.eli", st[i].name);
 		printf("%*s  %*s  %s\n", (int)wn, full, (int)ws,
-		    status_get(s, "state", v, sizeof(v)), comp);
+		    state_name(&st[i]), st[i].prov);
 	}
+	free(st);
 	attached_names_free(names, n);
 }
 
@@ -660,10 +690,9 @@ cmd_status(struct opts *o, int argc, char **argv)
 bool
 geli_name_suspended(const char *name)
 {
-	char s[CTL_MAX], v[64];
+	struct ctl_status st;
 
-	return get_status(name, s, sizeof(s)) == 0 &&
-	    strcmp(status_get(s, "state", v, sizeof(v)), "SUSPENDED") == 0;
+	return ctl_status(name, &st) == 0 && (st.flags & GELI_FLAG_SUSPEND);
 }
 
 /* After a detach: wait until the daemon has removed its files. */
@@ -679,16 +708,27 @@ wait_gone(const char *name)
 }
 
 int
-attached_request(const char *name, const char *req, const void *key,
-    size_t keylen)
+attached_request(const char *name, const struct ctl_request *req,
+    enum ctl_outcome *outcome)
 {
-	char reply[CTL_MAX];
-	int r;
+	struct ctl_reply *reply;
+	int error;
 
-	r = ctl_call(name, req, key, keylen, reply, sizeof(reply));
-	if (r == 1)
-		req_error("%s", reply);
-	else if (r < 0)
+	if (outcome != NULL)
+		*outcome = CTL_DONE;
+	reply = malloc(sizeof(*reply));
+	if (reply == NULL) {
+		req_error("Cannot allocate memory.");
+		return -1;
+	}
+	error = ctl_call(name, req, reply);
+	if (error < 0)
 		req_error("No such device: %s.", name);
-	return r == 0 ? 0 : -1;
+	else if (reply->code != 0)
+		req_error("%s", reply->message);
+	if (error == 0 && outcome != NULL)
+		*outcome = reply->outcome;
+	error = error == 0 && reply->code == 0 ? 0 : -1;
+	free(reply);
+	return error;
 }

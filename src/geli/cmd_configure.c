@@ -81,11 +81,14 @@ cmd_configure(struct opts *o, int argc, char **argv)
 			clear |= flagopts[i].flag;
 	}
 	for (int i = 0; i < argc; i++) {
-		char name[256], req[64];
+		struct ctl_request req;
+		char name[256];
 
 		if (attached_name(argv[i], name, sizeof(name))) {
-			snprintf(req, sizeof(req), "configure %u %u", set, clear);
-			(void)attached_request(name, req, NULL, 0);
+			ctl_request_init(&req, CTL_CONFIGURE);
+			req.set = set;
+			req.clear = clear;
+			(void)attached_request(name, &req, NULL);
 		} else {
 			configure_detached(argv[i], set, clear);
 		}

@@ -38,10 +38,22 @@ cmd_resize(struct opts *o, int argc, char **argv)
 	geli_provider_close(p);
 }
 
+/* The daemon stops even when it could not destroy the metadata. */
+static void
+kill_attached(const char *name, const struct ctl_request *req)
+{
+	enum ctl_outcome outcome;
+
+	(void)attached_request(name, req, &outcome);
+	if (outcome == CTL_DETACHED)
+		wait_gone(name);
+}
+
 void
 cmd_kill(struct opts *o, int argc, char **argv)
 {
 	struct msg_args a = { 0 };
+	struct ctl_request req;
 	struct geli_provider *p;
 	char name[256], **names;
 	int n, error;
@@ -65,15 +77,14 @@ cmd_kill(struct opts *o, int argc, char **argv)
 			req_msg(OP_KILL, GELI_STEP_TRASH, error, &a);
 		geli_provider_close(p);
 	}
+	ctl_request_init(&req, CTL_KILL);
 	for (int i = 0; i < argc; i++)
-		if (attached_name(argv[i], name, sizeof(name)) &&
-		    attached_request(name, "kill", NULL, 0) == 0)
-			wait_gone(name);
+		if (attached_name(argv[i], name, sizeof(name)))
+			kill_attached(name, &req);
 	if (opt_bool(o, 'a')) {
 		n = attached_names(&names);
 		for (int i = 0; i < n; i++)
-			if (attached_request(names[i], "kill", NULL, 0) == 0)
-				wait_gone(names[i]);
+			kill_attached(names[i], &req);
 		attached_names_free(names, n);
 	}
 }

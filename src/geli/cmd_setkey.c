@@ -67,32 +67,41 @@ out:
 static void
 setkey_attached(struct opts *o, const char *name, struct geli_metadata *md)
 {
+	struct msg_args a = { .prov = name };
+	struct ctl_request *req;
 	struct keysrc *ks = NULL;
-	uint8_t *ukey;
-	char req[96];
 	intmax_t val = opt_num(o, 'i'), keyno = opt_num(o, 'n');
 	int32_t old = md->iterations;
 
 	if (val < -1 || val > INT32_MAX) {
-		req_error("Invalid number of iterations.");
+		req_msg(OP_SETKEY, GELI_STEP_NONE, -GELI_EITERATIONS, &a);
+		return;
+	}
+	if (keyno < -1 || keyno >= GELI_MAXMKEYS) {
+		req_msg(OP_SETKEY, GELI_STEP_NONE, -GELI_EKEYNO, &a);
 		return;
 	}
 	if (val != -1)
 		md->iterations = (int32_t)val;
-	ukey = geli_secure_alloc(GELI_USERKEYLEN);
-	if (ukey == NULL) {
+	/* The request holds the new user key: locked memory. */
+	req = geli_secure_alloc(sizeof(*req));
+	if (req == NULL) {
 		req_error("Cannot allocate memory.");
 		return;
 	}
-	if (keysrc_new(o, true, &ks) == 0 && keysrc_ukey(ks, md, ukey) == 0) {
+	ctl_request_init(req, CTL_SETKEY);
+	req->keylen = GELI_USERKEYLEN;
+	if (keysrc_new(o, true, &ks) == 0 &&
+	    keysrc_ukey(ks, md, req->key) == 0) {
 		/* A count calibrated here goes to the daemon as if given. */
 		if (val == -1 && md->iterations != old)
 			val = md->iterations;
-		snprintf(req, sizeof(req), "setkey %jd %jd", keyno, val);
-		(void)attached_request(name, req, ukey, GELI_USERKEYLEN);
+		req->keyno = (int32_t)keyno;
+		req->iterations = val;
+		(void)attached_request(name, req, NULL);
 	}
 	keysrc_free(ks);
-	geli_secure_free(ukey);
+	geli_secure_free(req);
 }
 
 void
@@ -130,7 +139,7 @@ cmd_delkey(struct opts *o, int argc, char **argv)
 	struct msg_args a = { 0 };
 	struct geli_metadata md;
 	struct mdsrc src;
-	char name[256], req[96];
+	char name[256];
 	int error;
 
 	if (argc != 1) {
@@ -138,9 +147,17 @@ cmd_delkey(struct opts *o, int argc, char **argv)
 		return;
 	}
 	if (attached_name(argv[0], name, sizeof(name))) {
-		snprintf(req, sizeof(req), "delkey %jd %d %d", opt_num(o, 'n'),
-		    opt_bool(o, 'a'), opt_bool(o, 'f'));
-		(void)attached_request(name, req, NULL, 0);
+		struct ctl_request req;
+
+		ctl_request_init(&req, CTL_DELKEY);
+		if (opt_num(o, 'n') < -1 || opt_num(o, 'n') >= GELI_MAXMKEYS) {
+			req_msg(OP_DELKEY, GELI_STEP_NONE, -GELI_EKEYNO, &a);
+			return;
+		}
+		req.keyno = (int32_t)opt_num(o, 'n');
+		req.flags = (opt_bool(o, 'a') ? CTL_F_ALL : 0) |
+		    (opt_bool(o, 'f') ? CTL_F_FORCE : 0);
+		(void)attached_request(name, &req, NULL);
 		return;
 	}
 	if (mdsrc_open(&src, argv[0], true, false, &md) != 0)

@@ -1,0 +1,321 @@
+/*
+ * The attach daemon's control socket: one typed request per connection
+ * (ctl.h), answered by the handler of its verb.  The rules of the key and
+ * metadata verbs are libgeli's (admin.c); a handler checks what only the
+ * daemon knows (read-only, one-time key, suspended), calls the library and
+ * words a failure in FreeBSD's kernel messages (msg.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "../geli/msg.h"
+#include "ctl.h"
+#include "dmn.h"
+
+/* The reply says code in the kernel's words for op (and step). */
+static void
+fail(struct dmn *d, struct ctl_reply *rp, enum msg_op op, enum geli_step step,
+    int code, int keyno)
+{
+	struct msg_args a = { .prov = d->prov, .name = d->name,
+	    .keyno = keyno };
+
+	rp->code = code;
+	msg_format(rp->message, sizeof(rp->message), op, step, code, true, &a);
+}
+
+/* Read-only, one-time and suspended providers keep their keys as they are. */
+static int
+keys_frozen(struct dmn *d)
+{
+	if (d->flags & GELI_FLAG_RO)
+		return -MSG_ERDONLY;
+	if (d->flags & GELI_FLAG_ONETIME)
+		return -MSG_EONETIME;
+	if (geli_volume_suspended(d->v))
+		return -MSG_ESUSPENDED;
+	return 0;
+}
+
+static void
+do_status(struct dmn *d, struct ctl_reply *rp)
+{
+	const struct geli_metadata *md = geli_volume_metadata(d->v);
+	struct ctl_status *s = &rp->status;
+
+	rp->has_status = true;
+	snprintf(s->name, sizeof(s->name), "%s", d->name);
+	snprintf(s->prov, sizeof(s->prov), "%s", d->prov);
+	snprintf(s->provpath, sizeof(s->provpath), "%s", d->provpath);
+	snprintf(s->elipath, sizeof(s->elipath), "%s", d->elipath);
+	snprintf(s->loop, sizeof(s->loop), "%s", d->loopdev);
+	s->pid = (int32_t)getpid();
+	s->flags = dmn_flags(d);
+	s->ealgo = md->ealgo;
+	s->aalgo = (s->flags & GELI_FLAG_AUTH) ? md->aalgo : 0;
+	s->keylen = md->keylen;
+	s->version = md->version;
+	s->usedkey = d->r.used_key;
+	s->keysallocated = geli_volume_keys_allocated(d->v);
+	s->keystotal = geli_volume_keys_total(d->v);
+	s->mediasize = geli_volume_size(d->v);
+	s->provsize = geli_provider_mediasize(d->p);
+	s->sectorsize = geli_volume_sectorsize(d->v);
+	s->psize = d->psize;
+	pthread_mutex_lock(&d->lock);
+	s->opens = d->opens;
+	s->wopens = d->wopens;
+	pthread_mutex_unlock(&d->lock);
+	s->integrity_errors = geli_volume_integrity_errors(d->v);
+}
+
+static void
+do_detach(struct dmn *d, struct ctl_reply *rp, uint32_t flags)
+{
+	if (flags & CTL_F_LAST) {
+		/* Only marked, as FreeBSD does: the next last close detaches,
+		 * even when nobody has it open now. */
+		pthread_mutex_lock(&d->lock);
+		d->flags |= GELI_FLAG_RW_DETACH;
+		pthread_mutex_unlock(&d->lock);
+		rp->outcome = CTL_DETACH_LATER;
+		return;
+	}
+	if (!(flags & CTL_F_FORCE) && dmn_busy(d)) {
+		fail(d, rp, OP_DETACH, GELI_STEP_NONE, -EBUSY, 0);
+		return;
+	}
+	d->stop = true;
+	rp->outcome = CTL_DETACHED;
+}
+
+static void
+do_suspend(struct dmn *d, struct ctl_reply *rp)
+{
+	if (d->flags & GELI_FLAG_ONETIME) {
+		fail(d, rp, OP_SUSPEND, GELI_STEP_NONE, -MSG_EONETIME, 0);
+		return;
+	}
+	if (geli_volume_suspend(d->v) != 0) {
+		fail(d, rp, OP_SUSPEND, GELI_STEP_NONE, -MSG_EALREADY, 0);
+		return;
+	}
+	geli_wipe(d->mkey, GELI_MKEY_DATALEN);
+	dlog(d, "Device %s.eli has been suspended.", d->name);
+}
+
+/* resume, with the user key: the slot is decrypted from the disk's metadata. */
+static void
+do_resume(struct dmn *d, struct ctl_reply *rp, const uint8_t *ukey)
+{
+	struct geli_metadata md;
+	int error, used;
+
+	if (!geli_volume_suspended(d->v)) {
+		fail(d, rp, OP_RESUME, GELI_STEP_NONE, -MSG_ENOTSUSPENDED, 0);
+		return;
+	}
+	error = geli_mdstore_read(d->store, &md);
+	if (error != 0) {
+		fail(d, rp, OP_RESUME, GELI_STEP_READ, error, 0);
+		return;
+	}
+	error = geli_mkey_decrypt(&md, ukey, -1, d->mkey, &used);
+	if (error == 0)
+		error = geli_volume_resume(d->v, d->mkey);
+	geli_wipe(&md, sizeof(md));
+	if (error != 0) {
+		fail(d, rp, OP_RESUME, GELI_STEP_NONE, error, 0);
+		return;
+	}
+	dlog(d, "Device %s.eli has been resumed.", d->name);
+}
+
+static void
+do_setkey(struct dmn *d, struct ctl_reply *rp, const struct ctl_request *rq)
+{
+	struct geli_metadata md;
+	int keyno = rq->keyno == -1 ? d->r.used_key : rq->keyno, error;
+
+	if ((error = keys_frozen(d)) != 0) {
+		fail(d, rp, OP_SETKEY, GELI_STEP_NONE, error, keyno);
+		return;
+	}
+	error = geli_mdstore_read(d->store, &md);
+	if (error != 0) {
+		fail(d, rp, OP_SETKEY, GELI_STEP_READ, error, keyno);
+		return;
+	}
+	/* No old key: the Master Key in memory goes into the slot. */
+	error = geli_setkey(d->store, &md, keyno, rq->iterations, d->mkey,
+	    rq->key);
+	geli_wipe(&md, sizeof(md));
+	if (error != 0) {
+		fail(d, rp, OP_SETKEY, GELI_STEP_WRITE, error, keyno);
+		return;
+	}
+	dlog(d, "Key %d changed on %s.", keyno, d->name);
+}
+
+static void
+do_delkey(struct dmn *d, struct ctl_reply *rp, const struct ctl_request *rq)
+{
+	struct geli_metadata md;
+	int keyno = rq->keyno == -1 ? d->r.used_key : rq->keyno, error;
+	unsigned flags = GELI_ADMIN_KERNEL;
+
+	if ((error = keys_frozen(d)) != 0) {
+		fail(d, rp, OP_DELKEY, GELI_STEP_NONE, error, keyno);
+		return;
+	}
+	error = geli_mdstore_read(d->store, &md);
+	if (error != 0) {
+		fail(d, rp, OP_DELKEY, GELI_STEP_READ, error, keyno);
+		return;
+	}
+	flags |= (rq->flags & CTL_F_ALL) ? GELI_ADMIN_ALL : 0;
+	flags |= (rq->flags & CTL_F_FORCE) ? GELI_ADMIN_FORCE : 0;
+	error = geli_delkey(d->store, &md, keyno, flags);
+	geli_wipe(&md, sizeof(md));
+	if (error != 0)
+		fail(d, rp, OP_DELKEY, GELI_STEP_WRITE, error, keyno);
+}
+
+static void
+do_kill(struct dmn *d, struct ctl_reply *rp)
+{
+	int error = 0;
+
+	/* The keys of a read-only provider survive (§9.9). */
+	if (d->flags & GELI_FLAG_RO)
+		dlog(d, "WARNING: Metadata won't be erased on read-only "
+		    "provider: %s.", d->prov);
+	else if (!(d->flags & GELI_FLAG_ONETIME))
+		error = geli_kill(d->p, GELI_ADMIN_KERNEL);
+	dlog(d, "%s has been killed.", d->name);
+	d->stop = true;
+	rp->outcome = CTL_DETACHED;
+	if (error != 0)
+		fail(d, rp, OP_KILL, GELI_STEP_TRASH, error, 0);
+}
+
+static void
+do_configure(struct dmn *d, struct ctl_reply *rp, uint32_t set, uint32_t clear)
+{
+	struct geli_metadata md;
+	int error;
+
+	if (d->flags & GELI_FLAG_RO) {
+		fail(d, rp, OP_CONFIGURE, GELI_STEP_NONE, -MSG_ERDONLY, 0);
+		return;
+	}
+	pthread_mutex_lock(&d->lock);
+	d->flags = (d->flags | set) & ~clear;
+	pthread_mutex_unlock(&d->lock);
+	if (d->flags & GELI_FLAG_ONETIME)
+		return;		/* memory only */
+	/* The on-disk flags, from the metadata re-read from disk. */
+	error = geli_mdstore_read(d->store, &md);
+	if (error != 0) {
+		fail(d, rp, OP_CONFIGURE, GELI_STEP_READ, error, 0);
+		return;
+	}
+	error = geli_configure(d->store, &md, set, clear);
+	if (error < 0)
+		fail(d, rp, OP_CONFIGURE, GELI_STEP_WRITE, error, 0);
+}
+
+/* Receive, decode, dispatch, reply.  A request that does not decode gets
+ * an error reply; nothing of it is acted on. */
+void
+ctl_serve_one(struct dmn *d, int fd)
+{
+	struct ctl_request *rq;
+	struct ctl_reply *rp;
+	uint8_t *msg;
+	ssize_t n;
+
+	/* Locked: requests carry user keys. */
+	msg = geli_secure_alloc(CTL_MAX);
+	rq = geli_secure_alloc(sizeof(*rq));
+	rp = calloc(1, sizeof(*rp));
+	if (msg == NULL || rq == NULL || rp == NULL)
+		goto out;
+	n = recv(fd, msg, CTL_MAX, MSG_TRUNC);
+	if (n <= 0)
+		goto out;
+	if (n > CTL_MAX || ctl_request_decode(msg, (size_t)n, rq) != 0) {
+		rp->code = -EBADMSG;
+		snprintf(rp->message, sizeof(rp->message), "Invalid request.");
+		rq->verb = 0;
+	}
+	switch (rq->verb) {
+	case CTL_STATUS:
+		do_status(d, rp);
+		break;
+	case CTL_DETACH:
+		do_detach(d, rp, rq->flags);
+		break;
+	case CTL_SUSPEND:
+		do_suspend(d, rp);
+		break;
+	case CTL_RESUME:
+		do_resume(d, rp, rq->key);
+		break;
+	case CTL_SETKEY:
+		do_setkey(d, rp, rq);
+		break;
+	case CTL_DELKEY:
+		do_delkey(d, rp, rq);
+		break;
+	case CTL_KILL:
+		do_kill(d, rp);
+		break;
+	case CTL_CONFIGURE:
+		do_configure(d, rp, rq->set, rq->clear);
+		break;
+	default:
+		break;
+	}
+	n = ctl_reply_encode(rp, msg, CTL_MAX);
+	if (n > 0 && send(fd, msg, (size_t)n, MSG_NOSIGNAL) != n)
+		dlog(d, "cannot answer a request: %s", strerror(errno));
+out:
+	free(rp);
+	geli_secure_free(rq);
+	geli_secure_free(msg);
+}
+
+int
+ctl_listen(struct dmn *d)
+{
+	struct sockaddr_un sa;
+	mode_t old;
+	int fd, e;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	if (strlen(d->ctlpath) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, d->ctlpath);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	(void)unlink(d->ctlpath);	/* a stale socket of a dead daemon */
+	old = umask(077);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    listen(fd, 16) != 0) {
+		e = -errno;
+		umask(old);
+		close(fd);
+		return e;
+	}
+	umask(old);
+	d->ctlfd = fd;
+	return 0;
+}

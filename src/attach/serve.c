@@ -1,0 +1,227 @@
+/*
+ * The attach daemon at work: the backend of the .eli file (the volume's
+ * reads and writes, open accounting for detach on last close), and the loop
+ * that answers the control socket and follows the provider's size
+ * (AUTORESIZE, §8.4) until the daemon stops.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../geli/msg.h"
+#include "dmn.h"
+#include "loopdev.h"
+
+void
+dlog(struct dmn *d, const char *fmt, ...)
+{
+	char ts[32];
+	time_t t = time(NULL);
+	va_list ap;
+
+	if (d->log == NULL)
+		return;
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", localtime(&t));
+	fprintf(d->log, "%s GEOM_ELI: ", ts);
+	va_start(ap, fmt);
+	vfprintf(d->log, fmt, ap);
+	va_end(ap);
+	fputc('\n', d->log);
+	fflush(d->log);
+}
+
+/* ---- The backend of the FUSE file ------------------------------------------- */
+
+static uint64_t
+be_size(void *arg)
+{
+	return geli_volume_size(((struct dmn *)arg)->v);
+}
+
+static ssize_t
+be_read(void *arg, void *buf, size_t len, uint64_t off)
+{
+	struct dmn *d = arg;
+	ssize_t n = geli_volume_read(d->v, buf, len, off);
+
+	if (n == -EBADMSG)
+		dlog(d, "%s.eli: Failed to authenticate %zu bytes of data at "
+		    "offset %ju.", d->name, len, (uintmax_t)off);
+	return n;
+}
+
+static ssize_t
+be_write(void *arg, const void *buf, size_t len, uint64_t off)
+{
+	return geli_volume_write(((struct dmn *)arg)->v, buf, len, off);
+}
+
+static int
+be_flush(void *arg)
+{
+	return geli_volume_flush(((struct dmn *)arg)->v);
+}
+
+static void
+be_opened(void *arg, bool w)
+{
+	struct dmn *d = arg;
+
+	pthread_mutex_lock(&d->lock);
+	d->opens++;
+	if (w) {
+		d->wopens++;
+		d->flags |= GELI_FLAG_WOPEN;
+	}
+	pthread_mutex_unlock(&d->lock);
+}
+
+static void
+be_closed(void *arg, bool w)
+{
+	struct dmn *d = arg;
+	uint64_t one = 1;
+	bool wake;
+
+	pthread_mutex_lock(&d->lock);
+	d->opens--;
+	if (w)
+		d->wopens--;
+	/* Detach on last close: -d after a writer, -l (detach -l) always. */
+	wake = d->opens == 0 && ((d->flags & GELI_FLAG_RW_DETACH) ||
+	    ((d->flags & GELI_FLAG_WO_DETACH) && (d->flags & GELI_FLAG_WOPEN)));
+	pthread_mutex_unlock(&d->lock);
+	if (wake && write(d->evfd, &one, sizeof(one)) < 0)
+		dlog(d, "cannot wake the daemon: %s", strerror(errno));
+}
+
+void
+dmn_backend(struct dmn *d, struct fusefile_backend *be)
+{
+	*be = (struct fusefile_backend){
+		.arg = d, .size = be_size, .read = be_read, .write = be_write,
+		.flush = be_flush, .opened = be_opened, .closed = be_closed,
+	};
+}
+
+uint32_t
+dmn_flags(struct dmn *d)
+{
+	uint32_t f;
+
+	pthread_mutex_lock(&d->lock);
+	f = d->flags;
+	pthread_mutex_unlock(&d->lock);
+	if (geli_volume_suspended(d->v))
+		f |= GELI_FLAG_SUSPEND;
+	return f;
+}
+
+bool
+dmn_busy(struct dmn *d)
+{
+	unsigned opens;
+
+	pthread_mutex_lock(&d->lock);
+	opens = d->opens;
+	pthread_mutex_unlock(&d->lock);
+	if (d->loopdev[0] != '\0') {
+		if (loop_in_use(d->loopdev))
+			return true;
+		return opens > 1;	/* the loop device's own open */
+	}
+	return opens > 0;
+}
+
+/* ---- Growth of the provider (AUTORESIZE, §8.4) ------------------------------ */
+
+static void
+check_resize(struct dmn *d)
+{
+	uint64_t oldn = geli_provider_mediasize(d->p), newn, before;
+	struct msg_args a = { .prov = d->prov, .name = d->name };
+	enum geli_step step;
+	char msg[1200];
+	int error;
+
+	if (geli_provider_query_size(d->p, &newn) != 0 || newn <= oldn)
+		return;
+	if (!(d->flags & GELI_FLAG_ONETIME)) {
+		if (!(d->flags & GELI_FLAG_AUTORESIZE)) {
+			static uint64_t warned;
+			if (warned != newn)
+				dlog(d, "%s.eli: Autoresize is turned off, old "
+				    "size: %ju.", d->name, (uintmax_t)oldn);
+			warned = newn;
+			return;
+		}
+		/* The metadata moves from old_N - P to new_N - P. */
+		error = geli_resize(d->p, oldn, newn, GELI_ADMIN_KERNEL, &step);
+		if (error != 0 && step != GELI_STEP_TRASH) {
+			dlog(d, "%s", msg_format(msg, sizeof(msg), OP_RESIZE,
+			    step, error, true, &a));
+			return;
+		}
+		/* A stale old copy is harmless: the new one is in place. */
+		if (error != 0)
+			dlog(d, "%s", msg_format(msg, sizeof(msg), OP_RESIZE,
+			    step, error, true, &a));
+	}
+	before = geli_volume_size(d->v);
+	error = geli_volume_grow(d->v, newn);
+	if (error != 0) {
+		dlog(d, "%s.eli: Cannot grow to %ju bytes: %s.", d->name,
+		    (uintmax_t)newn, strerror(-error));
+		return;
+	}
+	fusefile_size_changed(d->ff);
+	if (d->loopdev[0] != '\0' && (error = loop_set_capacity(d->loopdev)) != 0)
+		dlog(d, "%s.eli: Cannot resize %s: %s.", d->name, d->loopdev,
+		    strerror(-error));
+	dlog(d, "Device %s.eli size changed from %ju to %ju.", d->name,
+	    (uintmax_t)before, (uintmax_t)geli_volume_size(d->v));
+}
+
+/* ---- The loop ------------------------------------------------------------- */
+
+void
+dmn_serve(struct dmn *d)
+{
+	struct pollfd pf[2];
+	uint64_t ev;
+	int fd;
+
+	pf[0].fd = d->ctlfd;
+	pf[0].events = POLLIN;
+	pf[1].fd = d->evfd;
+	pf[1].events = POLLIN;
+	while (!d->stop) {
+		int n = poll(pf, 2, 1000);
+		if (n > 0 && (pf[0].revents & POLLIN)) {
+			fd = accept4(d->ctlfd, NULL, NULL, SOCK_CLOEXEC);
+			if (fd >= 0) {
+				ctl_serve_one(d, fd);
+				close(fd);
+			}
+		}
+		if (n > 0 && (pf[1].revents & POLLIN) &&
+		    read(d->evfd, &ev, sizeof(ev)) == sizeof(ev)) {
+			pthread_mutex_lock(&d->lock);
+			if (d->opens == 0)
+				d->stop = true;
+			pthread_mutex_unlock(&d->lock);
+			if (d->stop)
+				dlog(d, "Detaching %s.eli on last close.", d->name);
+		}
+		if (fusefile_ended(d->ff)) {
+			dlog(d, "%s.eli was unmounted.", d->name);
+			d->stop = true;
+		}
+		if (!d->stop)
+			check_resize(d);
+	}
+}

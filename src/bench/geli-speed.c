@@ -35,8 +35,8 @@
 #include <gcrypt.h>
 #include <openssl/evp.h>
 
-#include "../src/attach/fusefile.h"
-#include "../src/bench/stats.h"
+#include "../attach/fusefile.h"
+#include "stats.h"
 #include "geli.h"
 
 static double seconds = 1.0;

@@ -25,7 +25,7 @@ struct spawn {
  * end (fclose it before spawn_wait).  The child's PID, or -errno.
  */
 pid_t spawn_start(const struct spawn *s, FILE **out);
-/* The exit status of pid, or -1 when a signal ended it (as from system()). */
+/* The exit status of pid, or -1 when a signal ended it (as a shell reads it). */
 int spawn_wait(pid_t pid);
 /* spawn_start and spawn_wait: the exit status, -1, or 127 if it cannot start. */
 int spawn_run(const struct spawn *s);

@@ -102,7 +102,7 @@ struct pool {
 	const struct bench_opts *o;
 	char dir[32], kind[16];
 	int nvdev, width, n;
-	char names[MAXPROV][8];
+	char names[MAXPROV][16];
 	const char *name[MAXPROV];
 	char pool[32];		/* the pool's name, unique to this process */
 	bool started;		/* zfs-fuse started here, stopped when done */

@@ -509,6 +509,18 @@ GELI_API int geli_restore(struct geli_provider *p, struct geli_metadata *md,
  * (-GELI_ENOMAGIC otherwise). */
 GELI_API int geli_clear(struct geli_provider *p);
 
+/* ---- Layout for a wanted size (§7.1, §8.1) ----------------------------- */
+
+/*
+ * The inverse of geli_eli_mediasize(): the smallest provider size (bytes)
+ * whose decrypted size, with metadata md (its sectorsize, and its flags and
+ * aalgo for integrity) on physical sectors of psize bytes, is at least size.
+ * 0 when md and psize make no layout (sectorsize 0, an AUTH volume whose
+ * psize holds no data next to the tag) or the result would not fit 64 bits.
+ */
+GELI_API uint64_t geli_eli_provsize(const struct geli_metadata *md,
+    uint64_t size, uint32_t psize, bool onetime);
+
 #ifdef __cplusplus
 }
 #endif

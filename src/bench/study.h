@@ -1,6 +1,7 @@
 /*
  * geli bench's insides shared by its files: what one measurement is, the
- * options, and the report (report.c: the table, JSON, CSV and SVG).
+ * options, the measurement (measure.c), the studies of their own (disk.c,
+ * pool.c) and the report (report.c: the table, JSON, CSV and SVG).
  */
 #ifndef GELI_BENCH_STUDY_H
 #define GELI_BENCH_STUDY_H
@@ -46,6 +47,19 @@ struct bench_opts {
 	uint32_t sizes[8];	/* --sector-sizes */
 	int nsizes;
 };
+
+/* One measurement: write and read MB/s, CPU in % of all CPUs. */
+struct sample {
+	double wr, rd, cpu;
+};
+
+/* One configuration measured as o asks (memory, --target, --attached or
+ * --cipher-only) with buf (one request, random) as the data; 0 or -errno. */
+int measure(const struct config *c, const struct bench_opts *o, uint8_t *buf,
+    struct sample *s);
+/* --disk and --pool: the exit status. */
+int bench_disk(const struct bench_opts *o);
+int bench_pool(const struct bench_opts *o);
 
 /* JSON's string syntax for s, on stdout. */
 void json_string(const char *s);

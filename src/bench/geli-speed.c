@@ -22,22 +22,23 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <gcrypt.h>
 #include <openssl/evp.h>
 
-#include "../src/attach/fusefile.h"
-#include "../src/bench/stats.h"
+#include "../attach/fusefile.h"
 #include "geli.h"
+#include "spawn.h"
+#include "stats.h"
+#include "volumes.h"
 
 static double seconds = 1.0;
 static int rounds = 3;
@@ -48,15 +49,18 @@ static int rounds = 3;
 static double
 openssl_speed(const char *alg, int bytes, bool decrypt)
 {
-	char cmd[256], line[512], name[64];
+	char nbytes[16], secs[16], line[512], name[64];
+	const char *argv[] = { "openssl", "speed", "-evp", alg, "-bytes", nbytes,
+	    "-seconds", secs, decrypt ? "-decrypt" : NULL, NULL };
+	struct spawn s = { argv, NULL, NULL, SPAWN_NO_STDERR };
 	double best = 0;
 	FILE *f;
+	pid_t pid;
 
-	snprintf(cmd, sizeof(cmd), "openssl speed -evp %s -bytes %d -seconds %d %s 2>/dev/null",
-	    alg, bytes, (int)(seconds + 0.5) < 1 ? 1 : (int)(seconds + 0.5),
-	    decrypt ? "-decrypt" : "");
-	f = popen(cmd, "r");
-	if (f == NULL)
+	snprintf(nbytes, sizeof(nbytes), "%d", bytes);
+	snprintf(secs, sizeof(secs), "%d", (int)(seconds + 0.5) < 1 ? 1 : (int)(seconds + 0.5));
+	pid = spawn_start(&s, &f);
+	if (pid < 0)
 		return 0;
 	while (fgets(line, sizeof(line), f) != NULL) {
 		double k;
@@ -65,7 +69,8 @@ openssl_speed(const char *alg, int bytes, bool decrypt)
 		    strcasecmp(name, alg) == 0)
 			best = k * 1000;
 	}
-	pclose(f);
+	fclose(f);
+	(void)spawn_wait(pid);
 	return best;
 }
 
@@ -82,6 +87,10 @@ struct floor {
 	bool enc;
 	uint8_t key[64], iv[32], ivk[64], ak[72];
 	uint8_t *buf, *phys;	/* 1 MiB of sectors; integrity: their chunks */
+	/* Integrity: the layout of the volume transform_speed measures
+	 * (geli_auth_layout on a provider in memory): data bytes and tag
+	 * bytes per physical sector of P bytes, lsec of them a sector. */
+	uint32_t P, dps, lsec, alen;
 };
 
 static double
@@ -129,29 +138,48 @@ gcry_cbc_iv_sector(struct floor *f, uint64_t i, uint64_t off)
 	return gcry_cipher_decrypt(f->h, f->buf + i * 4096, 4096, NULL, 0);
 }
 
-/* Integrity (AES-XTS-128 + HMAC/SHA256, nine chunks a sector): per chunk
- * the HMAC keyed with AK || LE64(phys), its tag compared, the chunk's XTS
- * decryption. */
+/* Integrity (AES-XTS-128 + HMAC/SHA256, nine chunks a sector on 512-byte
+ * physical sectors): per chunk the HMAC keyed with AK || LE64(phys), its
+ * tag compared, the chunk's XTS decryption. */
 static int
 gcry_auth_sector(struct floor *f, uint64_t i, uint64_t off)
 {
 	static volatile int differ;	/* the tag compare, kept */
 
 	(void)off;
-	for (uint64_t j = 0; j < 9; j++) {
-		uint64_t ph = i * 4608 + j * 512;
-		size_t len = j < 8 ? 480 : 256;
+	for (uint64_t j = 0; j < f->lsec; j++) {
+		uint64_t ph = i * f->lsec * f->P + j * f->P;
+		size_t len = j + 1 < f->lsec ? f->dps : 4096 - (f->lsec - 1) * f->dps;
 
 		memcpy(f->ak + 64, &ph, 8);
 		gcry_md_setkey(f->md, f->ak, sizeof(f->ak));
-		gcry_md_write(f->md, f->phys + ph + 32, len);
-		differ += memcmp(gcry_md_read(f->md, 0), f->phys + ph, 32) != 0;
+		gcry_md_write(f->md, f->phys + ph + f->alen, len);
+		differ += memcmp(gcry_md_read(f->md, 0), f->phys + ph, f->alen) != 0;
 		memcpy(f->iv, &ph, 8);
 		gcry_cipher_setiv(f->h, f->iv, 16);
-		gcry_cipher_decrypt(f->h, f->buf + i * 4096 + j * 480, len,
-		    f->phys + ph + 32, len);
+		gcry_cipher_decrypt(f->h, f->buf + i * 4096 + j * f->dps, len,
+		    f->phys + ph + f->alen, len);
 	}
 	return 0;
+}
+
+/* The integrity layout of AES-XTS-128 + HMAC/SHA256 at S=4096 on a
+ * provider in memory, from the library, into f. */
+static int
+auth_layout(struct floor *f)
+{
+	struct geli_metadata md;
+	struct geli_provider *p;
+	int error;
+
+	error = mem_provider(NULL, 0, false, &p, NULL);
+	if (error != 0)
+		return error;
+	f->P = geli_provider_sectorsize(p);
+	geli_provider_close(p);
+	bench_metadata(&md, GELI_ALGO_AES_XTS, 128, GELI_ALGO_HMAC_SHA256, 4096);
+	f->alen = geli_hashlen(GELI_ALGO_HMAC_SHA256);
+	return geli_auth_layout(&md, f->P, &f->dps, &f->lsec);
 }
 
 /* OpenSSL 3's EVP calls: EVP_CipherInit_ex for each IV, one update. */
@@ -178,12 +206,17 @@ bare_loop(enum floor_kind kind, int algo, int mode, size_t keybytes,
 	EVP_CIPHER *cipher = NULL;
 	double r = 0;
 
+	/* Without integrity phys is unused: one sector's layout is assumed. */
+	f.P = f.dps = 4096;
+	f.lsec = 1;
+	if (kind == FLOOR_GCRY_AUTH && auth_layout(&f) != 0)
+		goto out;
 	f.buf = aligned_alloc(4096, 1 << 20);
-	f.phys = aligned_alloc(4096, 256 * 4608);
+	f.phys = aligned_alloc(4096, 256 * (size_t)f.lsec * f.P);
 	if (f.buf == NULL || f.phys == NULL)
 		goto out;
 	memset(f.buf, 0x5a, 1 << 20);
-	geli_random(f.phys, 256 * 4608);
+	geli_random(f.phys, 256 * (size_t)f.lsec * f.P);
 	geli_random(f.key, sizeof(f.key));
 	geli_random(f.ivk, sizeof(f.ivk));
 	geli_random(f.ak, sizeof(f.ak));
@@ -229,32 +262,17 @@ mem_volume(const char *crypto, unsigned ealgo, unsigned keylen, unsigned aalgo,
 	struct geli_provider *p;
 	struct geli_metadata md;
 	struct geli_volume *v = NULL;
-	uint8_t mkey[128];
-	char path[64];
-	int fd;
 
-	fd = memfd_create("geli-speed", MFD_CLOEXEC);
-	if (fd < 0 || ftruncate(fd, 64 << 20) != 0)
+	/* 64 MiB of sectors, never touched: the transform does no I/O. */
+	bench_metadata(&md, ealgo, keylen, aalgo, S);
+	if (mem_provider(&md, 64 << 20, false, &p, NULL) != 0)
 		return NULL;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	if (geli_provider_open(path, true, &p) != 0)
-		return NULL;
-	close(fd);
-	memset(&md, 0, sizeof(md));
-	md.version = GELI_VERSION;
-	md.ealgo = (uint16_t)ealgo;
-	md.keylen = (uint16_t)keylen;
-	md.aalgo = (uint16_t)aalgo;
-	md.flags = aalgo != 0 ? GELI_FLAG_AUTH : 0;
-	md.sectorsize = S;
-	md.provsize = 64 << 20;
-	geli_random(mkey, sizeof(mkey));
-	if (crypto == NULL || geli_crypto_select(crypto) == 0) {
-		if (geli_volume_open(p, &md, mkey, 0, threads, &v) != 0)
-			v = NULL;
-	}
+	if ((crypto == NULL || geli_crypto_select(crypto) == 0) &&
+	    random_volume(p, &md, threads, &v) != 0)
+		v = NULL;
+	if (v == NULL)
+		geli_provider_close(p);
 	geli_crypto_select(prev);
-	geli_wipe(mkey, sizeof(mkey));
 	return v;
 }
 
@@ -528,24 +546,18 @@ out:
 	free(buf);
 }
 
-static int
-run(const char *cmd)
-{
-	int r = system(cmd);
-
-	return WIFEXITED(r) ? WEXITSTATUS(r) : -1;
-}
-
 static void
 fuse_compare(const char *geli, const char *dir, uint64_t mib)
 {
-	char cmd[16384], backing[512], pt_file[1024], pt_mnt[1024], rund[1024],
-	    prov[1024], pass[1024], eli[2100];
+	char backing[512], pt_file[1024], pt_mnt[1024], eli[1100];
+	const char *prov[] = { "geli.img" };
 	double pw[STATS_MAX], pr[STATS_MAX], aw[STATS_MAX], ar[STATS_MAX];
 	double rw[STATS_MAX], rr[STATS_MAX];
 	uint64_t size = mib << 20;
 	struct fusefile *ff = NULL;
 	struct plain pl;
+	struct attached a = { .geli = geli, .dir = backing, .ealgo = GELI_ALGO_AES_XTS,
+	    .keylen = 128, .sectorsize = 4096, .iterations = 1000 };
 
 	snprintf(backing, sizeof(backing), "%s/geli-speed.XXXXXX", dir);
 	if (mkdtemp(backing) == NULL) {
@@ -554,11 +566,8 @@ fuse_compare(const char *geli, const char *dir, uint64_t mib)
 	}
 	snprintf(pt_file, sizeof(pt_file), "%s/plain.img", backing);
 	snprintf(pt_mnt, sizeof(pt_mnt), "%s/plain.mnt", backing);
-	snprintf(prov, sizeof(prov), "%s/geli.img", backing);
-	snprintf(pass, sizeof(pass), "%s/pass", backing);
-	snprintf(rund, sizeof(rund), "%s/run", backing);
-	snprintf(eli, sizeof(eli), "%s/geli.img.eli", rund);
-	setenv("GELI_RUNDIR", rund, 1);
+	snprintf(eli, sizeof(eli), "%s/run/geli.img.eli", backing);
+	/* The attach daemon runs the backend measured here. */
 	setenv("GELI_CRYPTO", geli_crypto_name(), 1);
 
 	/* The passthrough: the same FUSE front end over a plain file. */
@@ -574,10 +583,7 @@ fuse_compare(const char *geli, const char *dir, uint64_t mib)
 		goto out;
 	}
 	/* The real thing: geli init + geli attach (AES-XTS-128, S=4096). */
-	snprintf(cmd, sizeof(cmd), "printf 'speed test\\n' > '%s' && truncate -s %ju '%s' && "
-	    "'%s' init -B none -i 1000 -s 4096 -J '%s' '%s' >/dev/null && '%s' attach -j '%s' '%s'",
-	    pass, (uintmax_t)(size + 4096), prov, geli, pass, prov, geli, pass, prov);
-	if (run(cmd) != 0) {
+	if (attached_file(&a, prov[0], size) != 0 || attached_start(&a, prov, 1) != 0) {
 		fprintf(stderr, "geli-speed: geli attach failed\n");
 		goto out;
 	}
@@ -594,20 +600,19 @@ fuse_compare(const char *geli, const char *dir, uint64_t mib)
 	printf("| sequential read, %ju MiB, 1 MiB blocks | plain FUSE passthrough | %.0f MB/s | geli attach (AES-XTS-128, S=4096, %s) | %.0f MB/s | %.0f%% (%.0f-%.0f) |\n",
 	    (uintmax_t)mib, stats(pr, rounds).median, geli_crypto_version(),
 	    stats(ar, rounds).median, 100 * r.median, 100 * r.min, 100 * r.max);
-	snprintf(cmd, sizeof(cmd), "'%s' detach geli.img", geli);
-	run(cmd);
+	attached_stop(&a, prov, 1, false);
 out:
 	fusefile_stop(ff);
 	if (pl.fd >= 0)
 		close(pl.fd);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", backing);
-	run(cmd);
+	remove_tree(backing);
 }
 
 int
 main(int argc, char **argv)
 {
 	const char *geli = "build/src/geli/geli", *dir = "/var/tmp";
+	char gelipath[PATH_MAX];
 	uint64_t mib = 512;
 	bool quick = false, only_fuse = false, no_fuse = false;
 	int ch;
@@ -633,6 +638,9 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
+	/* The geli commands run in their own directory. */
+	if (realpath(geli, gelipath) != NULL)
+		geli = gelipath;
 	if (quick) {
 		seconds = 0.3;
 		mib = 32;

@@ -33,7 +33,7 @@ chunk_tag(struct sector_ctx *c, uint64_t phys, const uint8_t *data,
 			c->akoff = geli_secure_alloc(72);
 			if (c->akoff == NULL)
 				return -ENOMEM;
-			memcpy(c->akoff, c->keys->s->ak, 64);
+			memcpy(c->akoff, keys_ak(c->keys), 64);
 		}
 		/* FreeBSD hashes the host-order off_t: little-endian on x86/arm64. */
 		le64enc(c->akoff + 64, phys);
@@ -41,7 +41,7 @@ chunk_tag(struct sector_ctx *c, uint64_t phys, const uint8_t *data,
 	}
 	le64enc(off8, phys);
 	if (c->akh == NULL) {
-		error = gc_sha256_prefixed_new(c->g->crypto, c->keys->s->ak,
+		error = gc_sha256_prefixed_new(c->g->crypto, keys_ak(c->keys),
 		    &c->akh);
 		if (error != 0)
 			return error;

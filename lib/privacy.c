@@ -89,7 +89,7 @@ sector_crypt(struct sector_ctx *c, uint64_t off, const uint8_t *in,
 	} else {
 		if (c->ivh == NULL) {
 			error = gc_sha256_prefixed_new(c->g->crypto,
-			    c->keys->s->ivk, &c->ivh);
+			    keys_ivk(c->keys), &c->ivh);
 			if (error != 0)
 				return error;
 		}

@@ -489,27 +489,15 @@ geli_volume_metadata(const struct geli_volume *v)
 uint64_t
 geli_volume_keys_total(const struct geli_volume *v)
 {
-	uint64_t n;
-
-	if (v->keys.single)
-		return 1;
 	/* Without AUTH: from the .eli size and S; with: from N and P (§6.2, §7.3). */
-	n = v->g.auth ? geli_provider_mediasize(v->p) : v->size;
-	return n == 0 ? 1 : ((n - 1) >> 20) / v->keys.divisor + 1;
+	return keys_total(&v->keys,
+	    v->g.auth ? geli_provider_mediasize(v->p) : v->size);
 }
 
 uint64_t
 geli_volume_keys_allocated(struct geli_volume *v)
 {
-	uint64_t n = 0;
-
-	if (v->keys.single)
-		return 0;
-	pthread_mutex_lock(&v->keys.lock);
-	for (unsigned i = 0; i < KEYS_CACHE; i++)
-		n += v->keys.s->cache[i].valid;
-	pthread_mutex_unlock(&v->keys.lock);
-	return n;
+	return keys_cached(&v->keys);
 }
 
 uint64_t

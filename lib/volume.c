@@ -58,19 +58,15 @@ static void *
 ctx_new(void *arg)
 {
 	struct geli_volume *v = arg;
-	struct sector_ctx *c = calloc(1, sizeof(*c));
 
-	if (c != NULL)
-		sector_ctx_init(c, &v->g, &v->keys);
-	return c;
+	return sector_ctx_new(&v->g, &v->keys);
 }
 
 static void
 ctx_free(void *arg, void *tls)
 {
 	(void)arg;
-	sector_ctx_destroy(tls);
-	free(tls);
+	sector_ctx_free(tls);
 }
 
 /* A context for the calling thread, from the free list or new. */
@@ -107,24 +103,6 @@ ctx_put(struct geli_volume *v, struct sector_ctx *c)
 	v->free_ctx = c;
 	pthread_cond_broadcast(&v->cv);
 	pthread_mutex_unlock(&v->lock);
-}
-
-/* The bounce buffer, page-aligned (O_DIRECT providers need that). */
-static uint8_t *
-ctx_buf(struct sector_ctx *c, size_t len)
-{
-	void *b;
-
-	if (c->buflen >= len)
-		return c->buf;
-	if (posix_memalign(&b, 4096, len) != 0)
-		return NULL;
-	if (c->buf != NULL)
-		geli_wipe(c->buf, c->buflen);
-	free(c->buf);
-	c->buf = b;
-	c->buflen = len;
-	return b;
 }
 
 /* ---- Range locks and the suspend gate ------------------------------------------- */
@@ -547,7 +525,8 @@ geli_volume_read(struct geli_volume *v, void *buf, size_t len, uint64_t off)
 		struct range r;
 
 		/* Aligned without integrity: decrypt in the caller's buffer. */
-		plain = direct ? out + done : ctx_buf(c, n * S + n * v->g.bps);
+		plain = direct ? out + done :
+		    sector_ctx_buf(c, n * S + n * v->g.bps);
 		if (plain == NULL) {
 			error = -ENOMEM;
 			break;
@@ -595,7 +574,7 @@ geli_volume_write(struct geli_volume *v, const void *buf, size_t len,
 		 * ours (one pass less).  Partial ones: merge in our buffer.
 		 */
 		bool whole = head == 0 && take == n * S;
-		uint8_t *bounce = ctx_buf(c, whole ? n * v->g.bps :
+		uint8_t *bounce = sector_ctx_buf(c, whole ? n * v->g.bps :
 		    n * S + n * v->g.bps);
 		if (bounce == NULL) {
 			error = -ENOMEM;

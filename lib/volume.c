@@ -3,24 +3,21 @@
  * to GELI sectors (and, with integrity, to their physical sectors), read with
  * one large pread, transformed by the worker pool, written with one pwrite.
  * Partial sectors are read, merged and rewritten (read-modify-write) under a
- * lock on their range; no layer above this one knows about sectors.
+ * lock on their range; no layer above this one knows about sectors.  The
+ * per-thread sector contexts live in sector_ctx.c, reads from a mapping of
+ * the provider (GELI_VOLUME_MMAP) in volume_map.c.
  */
-#include <fcntl.h>
 #include <pthread.h>
-#include <setjmp.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "geli.h"
+#include "internal.h"
 #include "keys.h"
 #include "sector.h"
 #include "workers.h"
 
-#define CHUNK_BYTES (1u << 20)	/* logical bytes per I/O round */
 #define GRAIN_BYTES (1u << 15)	/* least logical bytes per worker task */
 
 /* A held range of GELI sectors [a, b), shared (read) or exclusive. */
@@ -48,8 +45,7 @@ struct geli_volume {
 	bool suspended;
 	unsigned inflight;
 	atomic_uint_fast64_t integrity_errors;
-	const uint8_t *map;		/* GELI_VOLUME_MMAP: the provider, read-only */
-	size_t maplen, pagesize;
+	struct volume_map map;		/* GELI_VOLUME_MMAP (volume_map.c) */
 };
 
 /* ---- Thread contexts ----------------------------------------------------------- */
@@ -148,127 +144,6 @@ range_unlock(struct geli_volume *v, struct range *r)
 	pthread_mutex_unlock(&v->lock);
 }
 
-/* ---- Reading through the mapping (GELI_VOLUME_MMAP) ----------------------------- */
-
-/*
- * A page of the mapping that the kernel cannot fill (a read error on the
- * disk, a file truncated underneath) raises SIGBUS in the thread that
- * touched it.  While a thread decrypts from a mapping it points map_jb at
- * its jump buffer, and the handler takes it back there; every other SIGBUS
- * goes to whatever handled it before.
- */
-static _Thread_local sigjmp_buf *volatile map_jb;
-/* Read only resident pages from the mapping.  test_volume turns it off to
- * reach the SIGBUS path, which a cut file would otherwise never take. */
-bool volume_map_resident_only = true;
-static _Thread_local const uint8_t *map_lo, *map_hi;
-static struct sigaction map_old_bus;
-static pthread_once_t map_bus_once = PTHREAD_ONCE_INIT;
-
-static void
-map_bus(int sig, siginfo_t *si, void *uc)
-{
-	const uint8_t *a = si->si_addr;
-
-	if (map_jb != NULL && a >= map_lo && a < map_hi)
-		siglongjmp(*map_jb, 1);
-	/* Not ours: put the old disposition back and let the fault recur. */
-	if (map_old_bus.sa_flags & SA_SIGINFO)
-		map_old_bus.sa_sigaction(sig, si, uc);
-	else if (map_old_bus.sa_handler != SIG_DFL &&
-	    map_old_bus.sa_handler != SIG_IGN)
-		map_old_bus.sa_handler(sig);
-	else
-		sigaction(SIGBUS, &map_old_bus, NULL);
-}
-
-static void
-map_bus_install(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = map_bus;
-	/* NODEFER: the jump leaves the handler; SIGBUS must stay deliverable. */
-	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGBUS, &sa, &map_old_bus);
-}
-
-/* Map the provider if the volume qualifies; quietly nothing otherwise. */
-static void
-map_provider(struct geli_volume *v)
-{
-	int fd = geli_provider_fd(v->p), fl = fcntl(fd, F_GETFL);
-	void *m;
-
-	if (v->g.auth || v->size == 0 || v->size > SIZE_MAX || fl < 0 ||
-	    (fl & O_DIRECT))
-		return;
-	pthread_once(&map_bus_once, map_bus_install);
-	m = mmap(NULL, (size_t)v->size, PROT_READ, MAP_SHARED, fd, 0);
-	if (m == MAP_FAILED)
-		return;
-	v->map = m;
-	v->maplen = (size_t)v->size;
-	v->pagesize = (size_t)sysconf(_SC_PAGESIZE);
-}
-
-static void
-unmap_provider(struct geli_volume *v)
-{
-	if (v->map != NULL)
-		munmap((void *)(uintptr_t)v->map, v->maplen);
-	v->map = NULL;
-	v->maplen = 0;
-}
-
-/*
- * Decrypt sectors [first, first+count) from the mapping into plain: 0, an
- * error from the cipher, or 1 when some of those bytes are not in memory
- * or the mapping faulted (then nothing is known about plain and the caller
- * reads those sectors with pread).
- */
-static __attribute__((noinline)) int
-map_decrypt(struct geli_volume *v, struct sector_ctx *c, uint64_t first,
-    size_t count, uint8_t *plain)
-{
-	const size_t pg = v->pagesize;
-	unsigned char resident[CHUNK_BYTES / 4096 + 2];
-	uintptr_t a = (uintptr_t)(v->map + first * v->g.S), b = a + count * v->g.S;
-	size_t npages;
-	sigjmp_buf jb;
-	int error = 0;
-
-	/*
-	 * Only bytes already in the page cache: the others are better read
-	 * with pread, whose readahead suits a disk and whose errors are
-	 * errors, not signals.
-	 */
-	a &= ~(uintptr_t)(pg - 1);
-	npages = (b - a + pg - 1) / pg;
-	if (volume_map_resident_only) {
-		if (npages > sizeof(resident) ||
-		    mincore((void *)a, b - a, resident) != 0)
-			return 1;
-		for (size_t i = 0; i < npages; i++)
-			if (!(resident[i] & 1))
-				return 1;
-	}
-	if (sigsetjmp(jb, 0) != 0) {
-		map_jb = NULL;
-		return 1;
-	}
-	map_lo = v->map;
-	map_hi = v->map + v->maplen;
-	map_jb = &jb;
-	for (size_t i = 0; i < count && error == 0; i++)
-		error = sector_crypt(c, (first + i) * v->g.S,
-		    v->map + (first + i) * v->g.S, plain + i * v->g.S, v->g.S, 0);
-	map_jb = NULL;
-	return error;
-}
-
 /* ---- Batches for the pool ------------------------------------------------------- */
 
 struct batch {
@@ -291,10 +166,9 @@ batch_run(void *arg, void *tls, size_t first, size_t count)
 	/* The copy from or to the provider runs on the workers too, so that
 	 * it overlaps with the crypto of the other grains. */
 	/* From the mapping: decrypted straight into place, no copy first. */
-	if (b->io && !b->enc && b->v->map != NULL &&
-	    (b->first + first + count) * g->S <= b->v->maplen) {
-		error = map_decrypt(b->v, c, b->first + first, count,
-		    b->plain + first * g->S);
+	if (b->io && !b->enc && b->v->map.base != NULL) {
+		error = volume_map_decrypt(&b->v->map, c, b->first + first,
+		    count, b->plain + first * g->S);
 		if (error != 1)
 			return error;
 		error = 0;
@@ -376,7 +250,8 @@ next_span(uint32_t S, uint64_t pos, size_t want)
 
 	sp.a = pos / S;
 	sp.head = (size_t)(pos - sp.a * S);
-	sp.n = (sp.head + (want < CHUNK_BYTES ? want : CHUNK_BYTES) + S - 1) / S;
+	sp.n = (sp.head + (want < VOLUME_CHUNK_BYTES ? want :
+	    VOLUME_CHUNK_BYTES) + S - 1) / S;
 	sp.take = sp.n * S - sp.head < want ? sp.n * S - sp.head : want;
 	return sp;
 }
@@ -429,8 +304,9 @@ geli_volume_open(struct geli_provider *p, const struct geli_metadata *md,
 	error = keys_init(&v->keys, md, mkey, P);
 	if (error == 0 && nthreads > 1)
 		error = workers_new(nthreads - 1, ctx_new, ctx_free, v, &v->w);
-	if (error == 0 && (flags & GELI_VOLUME_MMAP))
-		map_provider(v);
+	/* Integrity sectors are not where the mapping would put them. */
+	if (error == 0 && (flags & GELI_VOLUME_MMAP) && !v->g.auth)
+		volume_map_open(&v->map, p, v->size);
 	if (error != 0) {
 		v->p = NULL;
 		geli_volume_close(v);
@@ -610,8 +486,6 @@ geli_volume_write(struct geli_volume *v, const void *buf, size_t len,
 	return error != 0 ? error : (ssize_t)len;
 }
 
-void provider_set_mediasize(struct geli_provider *p, uint64_t size);
-
 int
 geli_volume_grow(struct geli_volume *v, uint64_t newsize)
 {
@@ -626,9 +500,9 @@ geli_volume_grow(struct geli_volume *v, uint64_t newsize)
 		v->md.provsize = newsize;
 	v->size = geli_eli_mediasize(&v->md, newsize, v->g.P,
 	    (v->flags & GELI_VOLUME_ONETIME) != 0);
-	if (v->map != NULL) {
-		unmap_provider(v);
-		map_provider(v);
+	if (v->map.base != NULL) {
+		volume_map_close(&v->map);
+		volume_map_open(&v->map, v->p, v->size);
 	}
 	pthread_mutex_unlock(&v->lock);
 	return 0;
@@ -702,7 +576,7 @@ geli_volume_close(struct geli_volume *v)
 	if (v == NULL)
 		return;
 	workers_free(v->w);
-	unmap_provider(v);
+	volume_map_close(&v->map);
 	for (unsigned i = 0; i < v->nctx; i++)
 		ctx_free(v, v->all_ctx[i]);
 	keys_destroy(&v->keys);

@@ -114,12 +114,6 @@ geli_provider_sectorsize(const struct geli_provider *p)
 	return p->sectorsize;
 }
 
-bool
-geli_provider_is_blockdev(const struct geli_provider *p)
-{
-	return p->blockdev;
-}
-
 int
 geli_provider_fd(const struct geli_provider *p)
 {

@@ -57,6 +57,11 @@ geli_secure_alloc(size_t size)
 		munmap(h, maplen);
 		return NULL;
 	}
+	/*
+	 * Defence in depth, so a refusal is no failure: geli_protect_process
+	 * turns core dumps off anyway, and kernels before 4.14 refuse
+	 * WIPEONFORK; failing there would leave no secure memory at all.
+	 */
 	(void)madvise(h, maplen, MADV_DONTDUMP);
 	(void)madvise(h, maplen, MADV_WIPEONFORK);
 	h->maplen = maplen;
@@ -74,8 +79,9 @@ geli_secure_free(void *p)
 	h = (struct secmem_hdr *)p - 1;
 	maplen = h->maplen;
 	explicit_bzero(h, maplen);
-	munlock(h, maplen);
-	munmap(h, maplen);
+	/* Our own whole mapping, locked above: neither call can fail. */
+	(void)munlock(h, maplen);
+	(void)munmap(h, maplen);
 }
 
 void

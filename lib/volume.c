@@ -265,7 +265,7 @@ geli_volume_open(struct geli_provider *p, const struct geli_metadata *md,
 {
 	const struct gc_ops *crypto = gc_current();
 	struct geli_volume *v;
-	uint32_t P = geli_provider_sectorsize(p);
+	uint32_t P = geli_provider_sectorsize(p), dps = 0, lsec = 0;
 	int error;
 
 	if (crypto == NULL)
@@ -275,8 +275,10 @@ geli_volume_open(struct geli_provider *p, const struct geli_metadata *md,
 	    geli_keylen(md->ealgo, md->keylen) != md->keylen ||
 	    !geli_algo_available(md->ealgo))
 		return -EINVAL;
+	/* The layout fails for a provider sector too small for tag + data. */
 	if ((md->flags & GELI_FLAG_AUTH) && (geli_hashlen(md->aalgo) == 0 ||
-	    !geli_algo_available(md->aalgo)))
+	    !geli_algo_available(md->aalgo) ||
+	    geli_auth_layout(md, P, &dps, &lsec) != 0))
 		return -EINVAL;
 	v = calloc(1, sizeof(*v));
 	if (v == NULL)
@@ -294,8 +296,9 @@ geli_volume_open(struct geli_provider *p, const struct geli_metadata *md,
 	if (v->g.auth) {
 		v->g.aalgo = md->aalgo;
 		v->g.alen = geli_hashlen(md->aalgo);
-		geli_auth_layout(md, P, &v->g.dps, &v->g.lsec);
-		v->g.bps = v->g.lsec * P;
+		v->g.dps = dps;
+		v->g.lsec = lsec;
+		v->g.bps = lsec * P;
 	}
 	v->size = geli_eli_mediasize(md, geli_provider_mediasize(p), P,
 	    (flags & GELI_VOLUME_ONETIME) != 0);

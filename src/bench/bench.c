@@ -124,9 +124,12 @@ timed_io(io_fn fn, void *arg, enum phase ph, uint8_t *buf, uint64_t size,
 		}
 	} while (t - t0 < seconds);
 	if (target_fd >= 0 && ph == PHASE_WRITE) {
-		/* The time to get the writes onto the device counts. */
-		(void)fdatasync(target_fd);
+		/* The time to get the writes onto the device counts; writes
+		 * that did not get there are a failed phase. */
+		if (fdatasync(target_fd) != 0)
+			return -1;
 		t = now();
+		/* Advice only: at worst the read phase finds pages cached. */
 		(void)posix_fadvise(target_fd, 0, 0, POSIX_FADV_DONTNEED);
 	}
 	if (reached != NULL)
@@ -551,6 +554,8 @@ bench_disk(const struct bench_opts *o)
 	at[1] = size / 2 / bs * bs;
 	at[2] = (size - span) / bs * bs;
 	for (int k = 0; k < 3; k++) {
+		/* Advice only (and the device's own cache is not ours to
+		 * drop): at worst a rate is too high. */
 		if (!direct)
 			(void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 		t0 = now();
@@ -566,7 +571,7 @@ bench_disk(const struct bench_opts *o)
 	n = 0;
 	t0 = now();
 	do {
-		if (!direct)
+		if (!direct)	/* advice, as above */
 			(void)posix_fadvise(fd, 0, (off_t)small, POSIX_FADV_DONTNEED);
 		if (pread(fd, buf, small, 0) != (ssize_t)small)
 			break;

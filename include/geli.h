@@ -152,8 +152,6 @@ GELI_API unsigned geli_str2aalgo(const char *name);
 GELI_API unsigned geli_keylen(unsigned ealgo, unsigned keylen);
 /* Digest length of an HMAC algorithm, 0 if unknown. */
 GELI_API unsigned geli_hashlen(unsigned aalgo);
-/* Block cipher IV length: 16 (AES, Camellia), 8 (Blowfish, 3DES), 0 (NULL). */
-GELI_API unsigned geli_ivlen(unsigned ealgo);
 /* True for the algorithms current FreeBSD refuses (Blowfish, 3DES, HMAC/MD5). */
 GELI_API bool geli_algo_is_legacy(unsigned algo);
 /* True when the selected crypto backend can run the algorithm. */
@@ -262,7 +260,6 @@ GELI_API int geli_provider_open_direct(const char *path, bool writable,
     struct geli_provider **out);
 GELI_API uint64_t geli_provider_mediasize(const struct geli_provider *p);
 GELI_API uint32_t geli_provider_sectorsize(const struct geli_provider *p);
-GELI_API bool geli_provider_is_blockdev(const struct geli_provider *p);
 GELI_API int geli_provider_fd(const struct geli_provider *p);
 /* Whole-buffer pread/pwrite (retrying short transfers); -EIO on EOF. */
 GELI_API int geli_provider_pread(struct geli_provider *p, void *buf,

@@ -125,21 +125,6 @@ geli_hashlen(unsigned aalgo)
 	return 0;
 }
 
-unsigned
-geli_ivlen(unsigned ealgo)
-{
-	switch (ealgo) {
-	case GELI_ALGO_AES_CBC:
-	case GELI_ALGO_CAMELLIA_CBC:
-	case GELI_ALGO_AES_XTS:
-		return 16;
-	case GELI_ALGO_BLOWFISH_CBC:
-	case GELI_ALGO_3DES_CBC:
-		return 8;
-	}
-	return 0;
-}
-
 bool
 geli_algo_is_legacy(unsigned algo)
 {

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <openssl/core_names.h>
@@ -23,13 +24,39 @@ static const struct gc_ops *const self = &gc_ops_openssl;
 
 static pthread_once_t ossl_once = PTHREAD_ONCE_INIT;
 static int ossl_init_error;
-/* Held for the life of the process (and so reachable for leak checkers). */
+/* Loaded once, unloaded at exit (ossl_stop). */
 static OSSL_PROVIDER *ossl_default, *ossl_legacy;
 static char ossl_version_str[64];
+
+/*
+ * The providers' handles are ours to give back: OPENSSL_cleanup() frees the
+ * library's own state at exit but not a handle that OSSL_PROVIDER_load()
+ * returned (valgrind counts it "definitely lost").
+ */
+static void
+ossl_stop(void)
+{
+	if (ossl_legacy != NULL)
+		OSSL_PROVIDER_unload(ossl_legacy);
+	if (ossl_default != NULL)
+		OSSL_PROVIDER_unload(ossl_default);
+	ossl_legacy = ossl_default = NULL;
+}
 
 static void
 ossl_start(void)
 {
+	snprintf(ossl_version_str, sizeof(ossl_version_str), "OpenSSL %s",
+	    OpenSSL_version(OPENSSL_VERSION_STRING));
+	/*
+	 * libcrypto registers its OPENSSL_cleanup() with atexit() when it
+	 * starts; ossl_stop is registered after it and so runs before it,
+	 * while the providers can still be unloaded.
+	 */
+	if (OPENSSL_init_crypto(0, NULL) != 1) {
+		ossl_init_error = -ENOSYS;
+		return;
+	}
 	/*
 	 * Loading "legacy" explicitly would stop the implicit "default"
 	 * provider from loading, so both are loaded.  A missing legacy
@@ -39,8 +66,9 @@ ossl_start(void)
 	if (ossl_default == NULL)
 		ossl_init_error = -ENOSYS;
 	ossl_legacy = OSSL_PROVIDER_load(NULL, "legacy");
-	snprintf(ossl_version_str, sizeof(ossl_version_str), "OpenSSL %s",
-	    OpenSSL_version(OPENSSL_VERSION_STRING));
+	/* atexit() fails only without memory; the handles then stay loaded
+	 * until the process ends, which costs nothing but the leak report. */
+	(void)atexit(ossl_stop);
 }
 
 static int

@@ -19,36 +19,30 @@ static int
 chunk_tag(struct sector_ctx *c, uint64_t phys, const uint8_t *data,
     size_t len, uint8_t *tag)
 {
-	uint8_t key[32], off8[8];
+	struct gc_sha256_prefixed *akh;
+	struct gc_mac *mac;
+	uint8_t key[32], off8[8], *akoff;
 	int error;
 
-	if (c->mac == NULL) {
-		error = gc_mac_new(c->g->crypto, c->g->aalgo, &c->mac);
-		if (error != 0)
-			return error;
-	}
+	mac = sector_ctx_mac(c, &error);
+	if (mac == NULL)
+		return error;
 	if (c->g->aalgo == GELI_ALGO_HMAC_SHA256) {
 		/* AK once per context; per chunk only the offset changes. */
-		if (c->akoff == NULL) {
-			c->akoff = geli_secure_alloc(72);
-			if (c->akoff == NULL)
-				return -ENOMEM;
-			memcpy(c->akoff, c->keys->s->ak, 64);
-		}
+		akoff = sector_ctx_akoff(c, &error);
+		if (akoff == NULL)
+			return error;
 		/* FreeBSD hashes the host-order off_t: little-endian on x86/arm64. */
-		le64enc(c->akoff + 64, phys);
-		return gc_mac(c->mac, c->akoff, 72, data, len, tag, c->g->alen);
+		le64enc(akoff + 64, phys);
+		return gc_mac(mac, akoff, 72, data, len, tag, c->g->alen);
 	}
 	le64enc(off8, phys);
-	if (c->akh == NULL) {
-		error = gc_sha256_prefixed_new(c->g->crypto, c->keys->s->ak,
-		    &c->akh);
-		if (error != 0)
-			return error;
-	}
-	error = gc_sha256_prefixed(c->akh, off8, sizeof(off8), key);
+	akh = sector_ctx_akh(c, &error);
+	if (akh == NULL)
+		return error;
+	error = gc_sha256_prefixed(akh, off8, sizeof(off8), key);
 	if (error == 0)
-		error = gc_mac(c->mac, key, sizeof(key), data, len, tag, c->g->alen);
+		error = gc_mac(mac, key, sizeof(key), data, len, tag, c->g->alen);
 	geli_wipe(key, sizeof(key));
 	return error;
 }

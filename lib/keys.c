@@ -5,6 +5,19 @@
 #include "endian.h"
 #include "keys.h"
 
+#define KEYS_CACHE 64	/* range keys kept (direct-mapped by key number) */
+
+struct keys_secret {
+	uint8_t ivk[64];
+	uint8_t base[64];	/* range-key base, or the single key */
+	uint8_t ak[64];
+	struct {
+		uint64_t k;
+		bool valid;
+		uint8_t key[64];
+	} cache[KEYS_CACHE];
+};
+
 int
 keys_init(struct geli_keys *keys, const struct geli_metadata *md,
     const uint8_t *mkey, uint32_t psize)
@@ -41,6 +54,18 @@ keys_init(struct geli_keys *keys, const struct geli_metadata *md,
 	if (error != 0)
 		keys_wipe(keys);
 	return error;
+}
+
+const uint8_t *
+keys_ivk(const struct geli_keys *keys)
+{
+	return keys->s->ivk;
+}
+
+const uint8_t *
+keys_ak(const struct geli_keys *keys)
+{
+	return keys->s->ak;
 }
 
 uint64_t
@@ -81,6 +106,28 @@ keys_get(struct geli_keys *keys, uint64_t k, uint8_t *out)
 	}
 	pthread_mutex_unlock(&keys->lock);
 	return error;
+}
+
+uint64_t
+keys_total(const struct geli_keys *keys, uint64_t n)
+{
+	if (keys->single)
+		return 1;
+	return n == 0 ? 1 : ((n - 1) >> 20) / keys->divisor + 1;
+}
+
+uint64_t
+keys_cached(struct geli_keys *keys)
+{
+	uint64_t n = 0;
+
+	if (keys->single)
+		return 0;
+	pthread_mutex_lock(&keys->lock);
+	for (unsigned i = 0; i < KEYS_CACHE; i++)
+		n += keys->s->cache[i].valid;
+	pthread_mutex_unlock(&keys->lock);
+	return n;
 }
 
 void

@@ -21,19 +21,11 @@
 
 #include "geli.h"
 
-#define KEYS_CACHE 64	/* range keys kept (direct-mapped by key number) */
+/* The secrets, in secure memory; only keys.c looks inside. */
+struct keys_secret;
 
-struct keys_secret {
-	uint8_t ivk[64];
-	uint8_t base[64];	/* range-key base, or the single key */
-	uint8_t ak[64];
-	struct {
-		uint64_t k;
-		bool valid;
-		uint8_t key[64];
-	} cache[KEYS_CACHE];
-};
-
+/* Embedded in the volume; its fields are keys.c's, read through the
+ * functions below. */
 struct geli_keys {
 	uint32_t rflags;	/* runtime flags (geli_metadata_runtime_flags) */
 	uint32_t divisor;	/* S, or P with AUTH */
@@ -45,10 +37,18 @@ struct geli_keys {
 
 int keys_init(struct geli_keys *keys, const struct geli_metadata *md,
     const uint8_t *mkey, uint32_t psize);
+/* The 64-byte IV key IVK and auth key AK (secure memory; valid until the
+ * next keys_wipe or keys_destroy). */
+const uint8_t *keys_ivk(const struct geli_keys *keys);
+const uint8_t *keys_ak(const struct geli_keys *keys);
 /* The key number for a byte offset (logical, or physical with AUTH). */
 uint64_t keys_number(const struct geli_keys *keys, uint64_t off);
 /* The 64-byte encryption key number k. */
 int keys_get(struct geli_keys *keys, uint64_t k, uint8_t *out);
+/* Range keys over n bytes (logical, or physical with AUTH): KeysTotal. */
+uint64_t keys_total(const struct geli_keys *keys, uint64_t n);
+/* Range keys derived and cached now (KeysAllocated; 0 with one key). */
+uint64_t keys_cached(struct geli_keys *keys);
 /* Wipe everything (suspend, close). */
 void keys_wipe(struct geli_keys *keys);
 void keys_destroy(struct geli_keys *keys);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "geli.h"
+#include "internal.h"
 
 struct geli_provider {
 	int fd;
@@ -73,8 +74,6 @@ geli_provider_query_size(struct geli_provider *p, uint64_t *size)
 	return 0;
 }
 
-/* For geli_volume_grow(): the provider now has this many bytes. */
-void provider_set_mediasize(struct geli_provider *p, uint64_t size);
 void
 provider_set_mediasize(struct geli_provider *p, uint64_t size)
 {
@@ -113,12 +112,6 @@ uint32_t
 geli_provider_sectorsize(const struct geli_provider *p)
 {
 	return p->sectorsize;
-}
-
-bool
-geli_provider_is_blockdev(const struct geli_provider *p)
-{
-	return p->blockdev;
 }
 
 int

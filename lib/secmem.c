@@ -3,6 +3,12 @@
  * keys) lives in pages that are locked in RAM, excluded from core dumps and
  * wiped before they are returned.  Each allocation gets its own mapping so a
  * wipe can never miss a neighbour's bytes.
+ *
+ * The wipe and the constant-time compare need no crypto library, so they
+ * work before a backend is chosen and whichever one is: glibc's
+ * explicit_bzero() is a memset the compiler may not drop, and the compare
+ * reads every byte through a volatile pointer and branches on nothing but
+ * the length.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -11,8 +17,6 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
-
-#include <openssl/crypto.h>
 
 #include "crypto.h"
 #include "geli.h"
@@ -53,6 +57,11 @@ geli_secure_alloc(size_t size)
 		munmap(h, maplen);
 		return NULL;
 	}
+	/*
+	 * Defence in depth, so a refusal is no failure: geli_protect_process
+	 * turns core dumps off anyway, and kernels before 4.14 refuse
+	 * WIPEONFORK; failing there would leave no secure memory at all.
+	 */
 	(void)madvise(h, maplen, MADV_DONTDUMP);
 	(void)madvise(h, maplen, MADV_WIPEONFORK);
 	h->maplen = maplen;
@@ -69,22 +78,29 @@ geli_secure_free(void *p)
 		return;
 	h = (struct secmem_hdr *)p - 1;
 	maplen = h->maplen;
-	OPENSSL_cleanse(h, maplen);
-	munlock(h, maplen);
-	munmap(h, maplen);
+	explicit_bzero(h, maplen);
+	/* Our own whole mapping, locked above: neither call can fail. */
+	(void)munlock(h, maplen);
+	(void)munmap(h, maplen);
 }
 
 void
 geli_wipe(void *p, size_t len)
 {
 	if (p != NULL && len > 0)
-		OPENSSL_cleanse(p, len);
+		explicit_bzero(p, len);
 }
 
 bool
 geli_ct_equal(const void *a, const void *b, size_t len)
 {
-	return CRYPTO_memcmp(a, b, len) == 0;
+	/* Volatile: every byte is loaded, so no early exit on a difference. */
+	const volatile uint8_t *x = a, *y = b;
+	uint8_t d = 0;
+
+	for (size_t i = 0; i < len; i++)
+		d |= (uint8_t)(x[i] ^ y[i]);
+	return d == 0;
 }
 
 int

@@ -36,6 +36,11 @@ struct sector_geom {
 	bool auth;
 };
 
+/*
+ * One thread's contexts.  Its keyed objects are sector_ctx.c's, reached
+ * through the functions below; privacy.c and integrity.c read g, volume.c
+ * links next.
+ */
 struct sector_ctx {
 	struct sector_ctx *next;	/* free list of the volume */
 	const struct sector_geom *g;
@@ -53,11 +58,30 @@ struct sector_ctx {
 	size_t buflen;
 };
 
-int sector_ctx_init(struct sector_ctx *c, const struct sector_geom *g,
+/* sector_ctx.c: a context for geometry g and keys (both outlive it), keyed
+ * lazily; NULL without memory. */
+struct sector_ctx *sector_ctx_new(const struct sector_geom *g,
     struct geli_keys *keys);
 /* Drop every key-dependent context (suspend); they are rebuilt on use. */
 void sector_ctx_drop_keys(struct sector_ctx *c);
-void sector_ctx_destroy(struct sector_ctx *c);
+/* Wipe and free everything, c too (NULL is fine). */
+void sector_ctx_free(struct sector_ctx *c);
+/*
+ * The keyed objects, made on first use; NULL with *error set when that
+ * fails.  The pre-keyed cipher for range key k (the last SECTOR_CIPHERS
+ * are kept); SHA256(IVK || .) and SHA256(AK || .) with the key absorbed;
+ * the 72-byte locked buffer AK || offset (integrity with HMAC/SHA256); the
+ * tag MAC of g->aalgo.
+ */
+struct gc_sector_cipher *sector_ctx_cipher(struct sector_ctx *c, uint64_t k,
+    int *error);
+struct gc_sha256_prefixed *sector_ctx_ivh(struct sector_ctx *c, int *error);
+struct gc_sha256_prefixed *sector_ctx_akh(struct sector_ctx *c, int *error);
+uint8_t *sector_ctx_akoff(struct sector_ctx *c, int *error);
+struct gc_mac *sector_ctx_mac(struct sector_ctx *c, int *error);
+/* The owner's bounce buffer of at least len bytes, page-aligned (O_DIRECT
+ * providers need that); NULL without memory. */
+uint8_t *sector_ctx_buf(struct sector_ctx *c, size_t len);
 
 /* privacy.c: en/decrypt one unit of len bytes at byte offset off. */
 int sector_crypt(struct sector_ctx *c, uint64_t off, const uint8_t *in,

@@ -3,24 +3,21 @@
  * to GELI sectors (and, with integrity, to their physical sectors), read with
  * one large pread, transformed by the worker pool, written with one pwrite.
  * Partial sectors are read, merged and rewritten (read-modify-write) under a
- * lock on their range; no layer above this one knows about sectors.
+ * lock on their range; no layer above this one knows about sectors.  The
+ * per-thread sector contexts live in sector_ctx.c, reads from a mapping of
+ * the provider (GELI_VOLUME_MMAP) in volume_map.c.
  */
-#include <fcntl.h>
 #include <pthread.h>
-#include <setjmp.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "geli.h"
+#include "internal.h"
 #include "keys.h"
 #include "sector.h"
 #include "workers.h"
 
-#define CHUNK_BYTES (1u << 20)	/* logical bytes per I/O round */
 #define GRAIN_BYTES (1u << 15)	/* least logical bytes per worker task */
 
 /* A held range of GELI sectors [a, b), shared (read) or exclusive. */
@@ -48,8 +45,7 @@ struct geli_volume {
 	bool suspended;
 	unsigned inflight;
 	atomic_uint_fast64_t integrity_errors;
-	const uint8_t *map;		/* GELI_VOLUME_MMAP: the provider, read-only */
-	size_t maplen, pagesize;
+	struct volume_map map;		/* GELI_VOLUME_MMAP (volume_map.c) */
 };
 
 /* ---- Thread contexts ----------------------------------------------------------- */
@@ -58,19 +54,15 @@ static void *
 ctx_new(void *arg)
 {
 	struct geli_volume *v = arg;
-	struct sector_ctx *c = calloc(1, sizeof(*c));
 
-	if (c != NULL)
-		sector_ctx_init(c, &v->g, &v->keys);
-	return c;
+	return sector_ctx_new(&v->g, &v->keys);
 }
 
 static void
 ctx_free(void *arg, void *tls)
 {
 	(void)arg;
-	sector_ctx_destroy(tls);
-	free(tls);
+	sector_ctx_free(tls);
 }
 
 /* A context for the calling thread, from the free list or new. */
@@ -107,24 +99,6 @@ ctx_put(struct geli_volume *v, struct sector_ctx *c)
 	v->free_ctx = c;
 	pthread_cond_broadcast(&v->cv);
 	pthread_mutex_unlock(&v->lock);
-}
-
-/* The bounce buffer, page-aligned (O_DIRECT providers need that). */
-static uint8_t *
-ctx_buf(struct sector_ctx *c, size_t len)
-{
-	void *b;
-
-	if (c->buflen >= len)
-		return c->buf;
-	if (posix_memalign(&b, 4096, len) != 0)
-		return NULL;
-	if (c->buf != NULL)
-		geli_wipe(c->buf, c->buflen);
-	free(c->buf);
-	c->buf = b;
-	c->buflen = len;
-	return b;
 }
 
 /* ---- Range locks and the suspend gate ------------------------------------------- */
@@ -170,127 +144,6 @@ range_unlock(struct geli_volume *v, struct range *r)
 	pthread_mutex_unlock(&v->lock);
 }
 
-/* ---- Reading through the mapping (GELI_VOLUME_MMAP) ----------------------------- */
-
-/*
- * A page of the mapping that the kernel cannot fill (a read error on the
- * disk, a file truncated underneath) raises SIGBUS in the thread that
- * touched it.  While a thread decrypts from a mapping it points map_jb at
- * its jump buffer, and the handler takes it back there; every other SIGBUS
- * goes to whatever handled it before.
- */
-static _Thread_local sigjmp_buf *volatile map_jb;
-/* Read only resident pages from the mapping.  test_volume turns it off to
- * reach the SIGBUS path, which a cut file would otherwise never take. */
-bool volume_map_resident_only = true;
-static _Thread_local const uint8_t *map_lo, *map_hi;
-static struct sigaction map_old_bus;
-static pthread_once_t map_bus_once = PTHREAD_ONCE_INIT;
-
-static void
-map_bus(int sig, siginfo_t *si, void *uc)
-{
-	const uint8_t *a = si->si_addr;
-
-	if (map_jb != NULL && a >= map_lo && a < map_hi)
-		siglongjmp(*map_jb, 1);
-	/* Not ours: put the old disposition back and let the fault recur. */
-	if (map_old_bus.sa_flags & SA_SIGINFO)
-		map_old_bus.sa_sigaction(sig, si, uc);
-	else if (map_old_bus.sa_handler != SIG_DFL &&
-	    map_old_bus.sa_handler != SIG_IGN)
-		map_old_bus.sa_handler(sig);
-	else
-		sigaction(SIGBUS, &map_old_bus, NULL);
-}
-
-static void
-map_bus_install(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = map_bus;
-	/* NODEFER: the jump leaves the handler; SIGBUS must stay deliverable. */
-	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGBUS, &sa, &map_old_bus);
-}
-
-/* Map the provider if the volume qualifies; quietly nothing otherwise. */
-static void
-map_provider(struct geli_volume *v)
-{
-	int fd = geli_provider_fd(v->p), fl = fcntl(fd, F_GETFL);
-	void *m;
-
-	if (v->g.auth || v->size == 0 || v->size > SIZE_MAX || fl < 0 ||
-	    (fl & O_DIRECT))
-		return;
-	pthread_once(&map_bus_once, map_bus_install);
-	m = mmap(NULL, (size_t)v->size, PROT_READ, MAP_SHARED, fd, 0);
-	if (m == MAP_FAILED)
-		return;
-	v->map = m;
-	v->maplen = (size_t)v->size;
-	v->pagesize = (size_t)sysconf(_SC_PAGESIZE);
-}
-
-static void
-unmap_provider(struct geli_volume *v)
-{
-	if (v->map != NULL)
-		munmap((void *)(uintptr_t)v->map, v->maplen);
-	v->map = NULL;
-	v->maplen = 0;
-}
-
-/*
- * Decrypt sectors [first, first+count) from the mapping into plain: 0, an
- * error from the cipher, or 1 when some of those bytes are not in memory
- * or the mapping faulted (then nothing is known about plain and the caller
- * reads those sectors with pread).
- */
-static __attribute__((noinline)) int
-map_decrypt(struct geli_volume *v, struct sector_ctx *c, uint64_t first,
-    size_t count, uint8_t *plain)
-{
-	const size_t pg = v->pagesize;
-	unsigned char resident[CHUNK_BYTES / 4096 + 2];
-	uintptr_t a = (uintptr_t)(v->map + first * v->g.S), b = a + count * v->g.S;
-	size_t npages;
-	sigjmp_buf jb;
-	int error = 0;
-
-	/*
-	 * Only bytes already in the page cache: the others are better read
-	 * with pread, whose readahead suits a disk and whose errors are
-	 * errors, not signals.
-	 */
-	a &= ~(uintptr_t)(pg - 1);
-	npages = (b - a + pg - 1) / pg;
-	if (volume_map_resident_only) {
-		if (npages > sizeof(resident) ||
-		    mincore((void *)a, b - a, resident) != 0)
-			return 1;
-		for (size_t i = 0; i < npages; i++)
-			if (!(resident[i] & 1))
-				return 1;
-	}
-	if (sigsetjmp(jb, 0) != 0) {
-		map_jb = NULL;
-		return 1;
-	}
-	map_lo = v->map;
-	map_hi = v->map + v->maplen;
-	map_jb = &jb;
-	for (size_t i = 0; i < count && error == 0; i++)
-		error = sector_crypt(c, (first + i) * v->g.S,
-		    v->map + (first + i) * v->g.S, plain + i * v->g.S, v->g.S, 0);
-	map_jb = NULL;
-	return error;
-}
-
 /* ---- Batches for the pool ------------------------------------------------------- */
 
 struct batch {
@@ -313,10 +166,9 @@ batch_run(void *arg, void *tls, size_t first, size_t count)
 	/* The copy from or to the provider runs on the workers too, so that
 	 * it overlaps with the crypto of the other grains. */
 	/* From the mapping: decrypted straight into place, no copy first. */
-	if (b->io && !b->enc && b->v->map != NULL &&
-	    (b->first + first + count) * g->S <= b->v->maplen) {
-		error = map_decrypt(b->v, c, b->first + first, count,
-		    b->plain + first * g->S);
+	if (b->io && !b->enc && b->v->map.base != NULL) {
+		error = volume_map_decrypt(&b->v->map, c, b->first + first,
+		    count, b->plain + first * g->S);
 		if (error != 1)
 			return error;
 		error = 0;
@@ -398,7 +250,8 @@ next_span(uint32_t S, uint64_t pos, size_t want)
 
 	sp.a = pos / S;
 	sp.head = (size_t)(pos - sp.a * S);
-	sp.n = (sp.head + (want < CHUNK_BYTES ? want : CHUNK_BYTES) + S - 1) / S;
+	sp.n = (sp.head + (want < VOLUME_CHUNK_BYTES ? want :
+	    VOLUME_CHUNK_BYTES) + S - 1) / S;
 	sp.take = sp.n * S - sp.head < want ? sp.n * S - sp.head : want;
 	return sp;
 }
@@ -412,7 +265,7 @@ geli_volume_open(struct geli_provider *p, const struct geli_metadata *md,
 {
 	const struct gc_ops *crypto = gc_current();
 	struct geli_volume *v;
-	uint32_t P = geli_provider_sectorsize(p);
+	uint32_t P = geli_provider_sectorsize(p), dps = 0, lsec = 0;
 	int error;
 
 	if (crypto == NULL)
@@ -422,8 +275,10 @@ geli_volume_open(struct geli_provider *p, const struct geli_metadata *md,
 	    geli_keylen(md->ealgo, md->keylen) != md->keylen ||
 	    !geli_algo_available(md->ealgo))
 		return -EINVAL;
+	/* The layout fails for a provider sector too small for tag + data. */
 	if ((md->flags & GELI_FLAG_AUTH) && (geli_hashlen(md->aalgo) == 0 ||
-	    !geli_algo_available(md->aalgo)))
+	    !geli_algo_available(md->aalgo) ||
+	    geli_auth_layout(md, P, &dps, &lsec) != 0))
 		return -EINVAL;
 	v = calloc(1, sizeof(*v));
 	if (v == NULL)
@@ -441,8 +296,9 @@ geli_volume_open(struct geli_provider *p, const struct geli_metadata *md,
 	if (v->g.auth) {
 		v->g.aalgo = md->aalgo;
 		v->g.alen = geli_hashlen(md->aalgo);
-		geli_auth_layout(md, P, &v->g.dps, &v->g.lsec);
-		v->g.bps = v->g.lsec * P;
+		v->g.dps = dps;
+		v->g.lsec = lsec;
+		v->g.bps = lsec * P;
 	}
 	v->size = geli_eli_mediasize(md, geli_provider_mediasize(p), P,
 	    (flags & GELI_VOLUME_ONETIME) != 0);
@@ -451,8 +307,9 @@ geli_volume_open(struct geli_provider *p, const struct geli_metadata *md,
 	error = keys_init(&v->keys, md, mkey, P);
 	if (error == 0 && nthreads > 1)
 		error = workers_new(nthreads - 1, ctx_new, ctx_free, v, &v->w);
-	if (error == 0 && (flags & GELI_VOLUME_MMAP))
-		map_provider(v);
+	/* Integrity sectors are not where the mapping would put them. */
+	if (error == 0 && (flags & GELI_VOLUME_MMAP) && !v->g.auth)
+		volume_map_open(&v->map, p, v->size);
 	if (error != 0) {
 		v->p = NULL;
 		geli_volume_close(v);
@@ -489,27 +346,15 @@ geli_volume_metadata(const struct geli_volume *v)
 uint64_t
 geli_volume_keys_total(const struct geli_volume *v)
 {
-	uint64_t n;
-
-	if (v->keys.single)
-		return 1;
 	/* Without AUTH: from the .eli size and S; with: from N and P (§6.2, §7.3). */
-	n = v->g.auth ? geli_provider_mediasize(v->p) : v->size;
-	return n == 0 ? 1 : ((n - 1) >> 20) / v->keys.divisor + 1;
+	return keys_total(&v->keys,
+	    v->g.auth ? geli_provider_mediasize(v->p) : v->size);
 }
 
 uint64_t
 geli_volume_keys_allocated(struct geli_volume *v)
 {
-	uint64_t n = 0;
-
-	if (v->keys.single)
-		return 0;
-	pthread_mutex_lock(&v->keys.lock);
-	for (unsigned i = 0; i < KEYS_CACHE; i++)
-		n += v->keys.s->cache[i].valid;
-	pthread_mutex_unlock(&v->keys.lock);
-	return n;
+	return keys_cached(&v->keys);
 }
 
 uint64_t
@@ -559,7 +404,8 @@ geli_volume_read(struct geli_volume *v, void *buf, size_t len, uint64_t off)
 		struct range r;
 
 		/* Aligned without integrity: decrypt in the caller's buffer. */
-		plain = direct ? out + done : ctx_buf(c, n * S + n * v->g.bps);
+		plain = direct ? out + done :
+		    sector_ctx_buf(c, n * S + n * v->g.bps);
 		if (plain == NULL) {
 			error = -ENOMEM;
 			break;
@@ -607,7 +453,7 @@ geli_volume_write(struct geli_volume *v, const void *buf, size_t len,
 		 * ours (one pass less).  Partial ones: merge in our buffer.
 		 */
 		bool whole = head == 0 && take == n * S;
-		uint8_t *bounce = ctx_buf(c, whole ? n * v->g.bps :
+		uint8_t *bounce = sector_ctx_buf(c, whole ? n * v->g.bps :
 		    n * S + n * v->g.bps);
 		if (bounce == NULL) {
 			error = -ENOMEM;
@@ -643,8 +489,6 @@ geli_volume_write(struct geli_volume *v, const void *buf, size_t len,
 	return error != 0 ? error : (ssize_t)len;
 }
 
-void provider_set_mediasize(struct geli_provider *p, uint64_t size);
-
 int
 geli_volume_grow(struct geli_volume *v, uint64_t newsize)
 {
@@ -659,9 +503,9 @@ geli_volume_grow(struct geli_volume *v, uint64_t newsize)
 		v->md.provsize = newsize;
 	v->size = geli_eli_mediasize(&v->md, newsize, v->g.P,
 	    (v->flags & GELI_VOLUME_ONETIME) != 0);
-	if (v->map != NULL) {
-		unmap_provider(v);
-		map_provider(v);
+	if (v->map.base != NULL) {
+		volume_map_close(&v->map);
+		volume_map_open(&v->map, v->p, v->size);
 	}
 	pthread_mutex_unlock(&v->lock);
 	return 0;
@@ -735,7 +579,7 @@ geli_volume_close(struct geli_volume *v)
 	if (v == NULL)
 		return;
 	workers_free(v->w);
-	unmap_provider(v);
+	volume_map_close(&v->map);
 	for (unsigned i = 0; i < v->nctx; i++)
 		ctx_free(v, v->all_ctx[i]);
 	keys_destroy(&v->keys);

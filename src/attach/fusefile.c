@@ -202,6 +202,9 @@ ff_loop(void *p)
 	fuse_loop_cfg_set_clone_fd(cfg, 0);
 	fuse_loop_cfg_set_max_threads(cfg, 16);
 	fuse_loop_cfg_set_idle_threads(cfg, 8);
+	/* It returns when the file system is unmounted or the connection
+	 * aborted; either way the session is over, which is all the daemon
+	 * learns (fusefile_ended) and acts on. */
 	(void)fuse_loop_mt(f->fuse, cfg);
 	fuse_loop_cfg_destroy(cfg);
 	f->ended = true;
@@ -276,6 +279,11 @@ ff_abort(struct fusefile *f)
 	char path[128];
 	int fd;
 
+	/*
+	 * Best effort, here and in the write: without fusectl, or when the
+	 * abort is refused, there is nothing else to try, and the caller's
+	 * join waits for the last open file to close instead.
+	 */
 	if (access("/sys/fs/fuse/connections", F_OK) == 0 &&
 	    access("/sys/fs/fuse/connections/0", F_OK) != 0)
 		(void)mount("fusectl", "/sys/fs/fuse/connections", "fusectl",
@@ -284,8 +292,7 @@ ff_abort(struct fusefile *f)
 	    minor(f->dev));
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd >= 0) {
-		if (write(fd, "1", 1) < 0)
-			(void)0;
+		(void)!write(fd, "1", 1);
 		close(fd);
 	}
 }

@@ -53,6 +53,8 @@ bench_disk(const struct bench_opts *o)
 	at[1] = size / 2 / bs * bs;
 	at[2] = (size - span) / bs * bs;
 	for (int k = 0; k < 3; k++) {
+		/* Advice only (and the device's own cache is not ours to
+		 * drop): at worst a rate is too high. */
 		if (!direct)
 			(void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 		t0 = now();
@@ -68,7 +70,7 @@ bench_disk(const struct bench_opts *o)
 	n = 0;
 	t0 = now();
 	do {
-		if (!direct)
+		if (!direct)	/* advice, as above */
 			(void)posix_fadvise(fd, 0, (off_t)small, POSIX_FADV_DONTNEED);
 		if (pread(fd, buf, small, 0) != (ssize_t)small)
 			break;

@@ -533,7 +533,8 @@ seq_io(const char *file, uint64_t size, double *wr, double *rd)
 	for (uint64_t off = 0; off < size; off += bs)
 		if (pwrite(fd, buf, bs, (off_t)off) != (ssize_t)bs)
 			goto out;
-	fdatasync(fd);
+	if (fdatasync(fd) != 0)
+		goto out;
 	*wr = (double)size / (now() - t0) / 1e6;
 	t0 = now();
 	for (uint64_t off = 0; off < size; off += bs)

@@ -91,9 +91,12 @@ timed_io(const struct meter *m, io_fn fn, void *arg, enum phase ph, uint8_t *buf
 		}
 	} while (t - t0 < m->o->seconds);
 	if (m->sync_fd >= 0 && ph == PHASE_WRITE) {
-		/* The time to get the writes onto the device counts. */
-		(void)fdatasync(m->sync_fd);
+		/* The time to get the writes onto the device counts; writes
+		 * that did not get there are a failed phase. */
+		if (fdatasync(m->sync_fd) != 0)
+			return -1;
 		t = now();
+		/* Advice only: at worst the read phase finds pages cached. */
 		(void)posix_fadvise(m->sync_fd, 0, 0, POSIX_FADV_DONTNEED);
 	}
 	if (reached != NULL)

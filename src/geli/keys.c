@@ -172,7 +172,12 @@ read_tty(const char *prompt, char *out, size_t outlen)
 	}
 	noecho = old;
 	noecho.c_lflag &= ~(tcflag_t)(ECHO | ECHONL);
-	(void)tcsetattr(fd, TCSAFLUSH, &noecho);
+	/* A passphrase is never read with echo on. */
+	if (tcsetattr(fd, TCSAFLUSH, &noecho) != 0) {
+		error = -errno;
+		close(fd);
+		return error;
+	}
 	if (write(fd, prompt, strlen(prompt)) < 0)
 		error = -errno;
 	while (error == 0 && (r = read(fd, &c, 1)) == 1 && c != '\n' &&
@@ -182,6 +187,8 @@ read_tty(const char *prompt, char *out, size_t outlen)
 	}
 	out[n] = '\0';
 	c = 0;
+	/* The passphrase is read; if echo cannot come back, the terminal
+	 * stays quiet (stty echo), which is no reason to fail the command. */
 	(void)tcsetattr(fd, TCSAFLUSH, &old);
 	if (write(fd, "\n", 1) < 0)
 		error = error != 0 ? error : -errno;

@@ -375,10 +375,11 @@ parse_options(const struct cmd *c, struct opts *o, int argc, char **argv)
 			continue;
 		if (s->def == NULL)
 			die("Option '%c' not specified.", s->ch);
-		if (s->type == OPT_NUM)
-			(void)expand_number(s->def, &o->num[(int)s->ch]);
-		else
+		if (s->type != OPT_NUM)
 			o->str[(int)s->ch] = s->def;
+		/* The defaults are the table's constants: a bad one is a bug. */
+		else if (expand_number(s->def, &o->num[(int)s->ch]) != 0)
+			die("Invalid default for option '%c': %s.", s->ch, s->def);
 	}
 	return optind;
 }

@@ -68,6 +68,8 @@ test_versions(void)
 		sample(&md, v);
 		len = geli_metadata_encode(&md, buf);
 		tap_ok(len == (v == 0 ? 509 : 511), "v%u record is %d bytes", v, len);
+		tap_ok(geli_metadata_size(v) == (size_t)len,
+		    "geli_metadata_size(%u) is the encoded length", v);
 		gc_sha256(buf, (size_t)len, NULL, 0, sha);
 		tap_is_hex(sha, 32, golden_sha256[v], "v%u encoding matches the golden bytes", v);
 		tap_ok(geli_metadata_decode(buf, (size_t)len, &back) == 0 &&

@@ -12,11 +12,11 @@
 #include "tap.h"
 
 #include "geli.h"
+#include "internal.h"	/* volume_map_resident_only */
 
 static const char *fixdir;
 static char tmpdir[] = "/tmp/geli-vol.XXXXXX";
 static unsigned make_flags;	/* volume flags for make_volume */
-extern bool volume_map_resident_only;	/* lib/volume.c, for tests */
 
 static int
 open_with_pass(const char *path, const char *pass, unsigned nthreads,

@@ -1,0 +1,139 @@
+/*
+ * The life of a sector context (sector.h): made for one thread, its ciphers,
+ * IV and tag hashes keyed from the volume's keys on first use, dropped
+ * (wiped) on suspend and rebuilt after resume, freed with its bounce buffer.
+ * privacy.c and integrity.c reach the keyed objects only through here.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sector.h"
+
+struct sector_ctx *
+sector_ctx_new(const struct sector_geom *g, struct geli_keys *keys)
+{
+	struct sector_ctx *c = calloc(1, sizeof(*c));
+
+	if (c == NULL)
+		return NULL;
+	c->g = g;
+	c->keys = keys;
+	return c;
+}
+
+void
+sector_ctx_drop_keys(struct sector_ctx *c)
+{
+	for (unsigned i = 0; i < SECTOR_CIPHERS; i++) {
+		gc_sector_cipher_free(c->ciph[i].c);
+		c->ciph[i].c = NULL;
+	}
+	gc_sha256_prefixed_free(c->ivh);
+	gc_sha256_prefixed_free(c->akh);
+	c->ivh = c->akh = NULL;
+	geli_secure_free(c->akoff);	/* wipes AK */
+	c->akoff = NULL;
+}
+
+void
+sector_ctx_free(struct sector_ctx *c)
+{
+	if (c == NULL)
+		return;
+	sector_ctx_drop_keys(c);
+	gc_mac_free(c->mac);
+	if (c->buf != NULL)
+		geli_wipe(c->buf, c->buflen);
+	free(c->buf);
+	free(c);
+}
+
+struct gc_sector_cipher *
+sector_ctx_cipher(struct sector_ctx *c, uint64_t k, int *error)
+{
+	uint8_t key[64];
+	unsigned i;
+
+	for (i = 0; i < SECTOR_CIPHERS; i++)
+		if (c->ciph[i].c != NULL && c->ciph[i].k == k)
+			return c->ciph[i].c;
+	i = c->ciph_next++ % SECTOR_CIPHERS;
+	gc_sector_cipher_free(c->ciph[i].c);
+	c->ciph[i].c = NULL;
+	*error = keys_get(c->keys, k, key);
+	if (*error == 0)
+		*error = gc_sector_cipher_new(c->g->crypto, c->g->ealgo,
+		    c->g->keylen, key, &c->ciph[i].c);
+	geli_wipe(key, sizeof(key));
+	if (*error != 0)
+		return NULL;
+	c->ciph[i].k = k;
+	return c->ciph[i].c;
+}
+
+struct gc_sha256_prefixed *
+sector_ctx_ivh(struct sector_ctx *c, int *error)
+{
+	if (c->ivh == NULL) {
+		*error = gc_sha256_prefixed_new(c->g->crypto, keys_ivk(c->keys),
+		    &c->ivh);
+		if (*error != 0)
+			return NULL;
+	}
+	return c->ivh;
+}
+
+struct gc_sha256_prefixed *
+sector_ctx_akh(struct sector_ctx *c, int *error)
+{
+	if (c->akh == NULL) {
+		*error = gc_sha256_prefixed_new(c->g->crypto, keys_ak(c->keys),
+		    &c->akh);
+		if (*error != 0)
+			return NULL;
+	}
+	return c->akh;
+}
+
+uint8_t *
+sector_ctx_akoff(struct sector_ctx *c, int *error)
+{
+	if (c->akoff == NULL) {
+		c->akoff = geli_secure_alloc(72);
+		if (c->akoff == NULL) {
+			*error = -ENOMEM;
+			return NULL;
+		}
+		memcpy(c->akoff, keys_ak(c->keys), 64);
+	}
+	return c->akoff;
+}
+
+struct gc_mac *
+sector_ctx_mac(struct sector_ctx *c, int *error)
+{
+	/* Not keyed: each tag brings its own key, so it survives suspend. */
+	if (c->mac == NULL) {
+		*error = gc_mac_new(c->g->crypto, c->g->aalgo, &c->mac);
+		if (*error != 0)
+			return NULL;
+	}
+	return c->mac;
+}
+
+uint8_t *
+sector_ctx_buf(struct sector_ctx *c, size_t len)
+{
+	void *b;
+
+	if (c->buflen >= len)
+		return c->buf;
+	if (posix_memalign(&b, 4096, len) != 0)
+		return NULL;
+	if (c->buf != NULL)
+		geli_wipe(c->buf, c->buflen);
+	free(c->buf);
+	c->buf = b;
+	c->buflen = len;
+	return b;
+}

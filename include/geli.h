@@ -247,11 +247,23 @@ GELI_API int geli_mkey_decrypt(const struct geli_metadata *md,
 /* ---- Providers ---------------------------------------------------------- */
 
 /*
- * A provider is a regular file or a block device.  Its size comes from stat
- * or BLKGETSIZE64, its sector size from BLKSSZGET (512 for a regular file).
+ * A provider is a regular file or a block device; anything else (a FIFO, a
+ * terminal, a directory) is -ENOTBLK at once.  Its size comes from stat or
+ * BLKGETSIZE64, its sector size from BLKSSZGET; a regular file's is 512,
+ * unless it carries the extended attribute GELI_XATTR_SECTORSIZE (the .eli
+ * file of an attached provider does: its GELI sector size).
+ *
+ * A writable open shares a lock (flock) on the provider that the daemon of
+ * an attached provider holds exclusively (geli_provider_open_exclusive):
+ * while it is attached, writable opens fail with -EPERM, as FreeBSD's
+ * exclusive open refuses them.  Read-only opens never lock.
  */
+#define GELI_XATTR_SECTORSIZE "user.geli.sectorsize"
 struct geli_provider;
 GELI_API int geli_provider_open(const char *path, bool writable,
+    struct geli_provider **out);
+/* Writable and exclusive: -EPERM while anyone has it open for writing. */
+GELI_API int geli_provider_open_exclusive(const char *path,
     struct geli_provider **out);
 GELI_API void geli_provider_close(struct geli_provider *p);
 /* The same, opened with O_DIRECT (bypassing the page cache); -EINVAL where

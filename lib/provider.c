@@ -1,14 +1,18 @@
 /*
  * Providers: a regular file or a block device holding a GELI volume, with
  * the metadata in its last sector (§1.1).  The sector size P is the
- * device's logical sector size, 512 for a regular file.
+ * device's logical sector size; for a regular file 512, unless the file
+ * says otherwise (GELI_XATTR_SECTORSIZE: the .eli file of an attached
+ * provider, so that a provider stacked on it takes the GELI sector size).
  */
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "geli.h"
@@ -21,8 +25,32 @@ struct geli_provider {
 	uint32_t sectorsize;
 };
 
+/* The sector size a regular file says it has (an attached .eli file does),
+ * or 512. */
+static uint32_t
+file_sectorsize(int fd)
+{
+	char v[16];
+	ssize_t n = fgetxattr(fd, GELI_XATTR_SECTORSIZE, v, sizeof(v) - 1);
+	unsigned long ss;
+	char *end;
+
+	if (n <= 0)
+		return 512;
+	v[n] = '\0';
+	ss = strtoul(v, &end, 10);
+	if (*end != '\0' || ss < 512 || ss > 65536 || (ss & (ss - 1)) != 0)
+		return 512;
+	return (uint32_t)ss;
+}
+
+/*
+ * lock: LOCK_SH for a writer, LOCK_EX for the holder of an attached
+ * provider, 0 for none.  A lock that cannot be had is -EPERM, the error of
+ * FreeBSD's exclusive open.
+ */
 static int
-provider_open(const char *path, int flags, struct geli_provider **out)
+provider_open(const char *path, int flags, int lock, struct geli_provider **out)
 {
 	struct geli_provider *p;
 	struct stat st;
@@ -32,7 +60,9 @@ provider_open(const char *path, int flags, struct geli_provider **out)
 	p = calloc(1, sizeof(*p));
 	if (p == NULL)
 		return -ENOMEM;
-	p->fd = open(path, flags | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO or a terminal must not hang the open; it is
+	 * refused below, and cleared for what is kept. */
+	p->fd = open(path, flags | O_CLOEXEC | O_NONBLOCK);
 	if (p->fd < 0)
 		goto fail;
 	if (fstat(p->fd, &st) != 0)
@@ -46,9 +76,16 @@ provider_open(const char *path, int flags, struct geli_provider **out)
 		p->sectorsize = (uint32_t)ssz;
 	} else if (S_ISREG(st.st_mode)) {
 		p->mediasize = (uint64_t)st.st_size;
-		p->sectorsize = 512;
+		p->sectorsize = file_sectorsize(p->fd);
 	} else {
 		errno = ENOTBLK;
+		goto fail;
+	}
+	if (fcntl(p->fd, F_SETFL, fcntl(p->fd, F_GETFL) & ~O_NONBLOCK) != 0)
+		goto fail;
+	if (lock != 0 && flock(p->fd, lock | LOCK_NB) != 0) {
+		if (errno == EWOULDBLOCK)
+			errno = EPERM;
 		goto fail;
 	}
 	*out = p;
@@ -83,14 +120,22 @@ provider_set_mediasize(struct geli_provider *p, uint64_t size)
 int
 geli_provider_open(const char *path, bool writable, struct geli_provider **out)
 {
-	return provider_open(path, writable ? O_RDWR : O_RDONLY, out);
+	return provider_open(path, writable ? O_RDWR : O_RDONLY,
+	    writable ? LOCK_SH : 0, out);
 }
 
 int
 geli_provider_open_direct(const char *path, bool writable,
     struct geli_provider **out)
 {
-	return provider_open(path, (writable ? O_RDWR : O_RDONLY) | O_DIRECT, out);
+	return provider_open(path, (writable ? O_RDWR : O_RDONLY) | O_DIRECT,
+	    writable ? LOCK_SH : 0, out);
+}
+
+int
+geli_provider_open_exclusive(const char *path, struct geli_provider **out)
+{
+	return provider_open(path, O_RDWR, LOCK_EX, out);
 }
 
 void

@@ -103,7 +103,9 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 	}
 	close(keyfd);
 
-	error = geli_provider_open(d->provpath, !ro, &d->p);
+	/* Attached read-write, it is ours alone (as FreeBSD's e1). */
+	error = ro ? geli_provider_open(d->provpath, false, &d->p) :
+	    geli_provider_open_exclusive(d->provpath, &d->p);
 	if (error != 0) {
 		status_msg(stfd, false, "Cannot open %s: %s.", d->prov,
 		    strerror(-error));

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "fusefile.h"
+#include "geli.h"
 
 struct fusefile {
 	struct fusefile_backend be;
@@ -166,6 +167,45 @@ ff_fallocate(const char *path, int mode, off_t off, off_t len,
 	return -EOPNOTSUPP;
 }
 
+/* One attribute, read-only: the sector size a stacked provider takes. */
+static int
+ff_getxattr(const char *path, const char *name, char *value, size_t size)
+{
+	struct fusefile *f = ff();
+	char v[16];
+	int n;
+
+	if (strcmp(path, "/") != 0)
+		return -ENOENT;
+	if (f->be.sectorsize == 0 || strcmp(name, GELI_XATTR_SECTORSIZE) != 0)
+		return -ENODATA;
+	n = snprintf(v, sizeof(v), "%u", (unsigned)f->be.sectorsize);
+	if (size == 0)
+		return n;
+	if (size < (size_t)n)
+		return -ERANGE;
+	memcpy(value, v, (size_t)n);
+	return n;
+}
+
+static int
+ff_listxattr(const char *path, char *list, size_t size)
+{
+	struct fusefile *f = ff();
+	size_t n = sizeof(GELI_XATTR_SECTORSIZE);
+
+	if (strcmp(path, "/") != 0)
+		return -ENOENT;
+	if (f->be.sectorsize == 0)
+		return 0;
+	if (size == 0)
+		return (int)n;
+	if (size < n)
+		return -ERANGE;
+	memcpy(list, GELI_XATTR_SECTORSIZE, n);
+	return (int)n;
+}
+
 static void *
 ff_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
@@ -190,6 +230,8 @@ static const struct fuse_operations ff_ops = {
 	.truncate = ff_truncate,
 	.utimens = ff_utimens,
 	.fallocate = ff_fallocate,
+	.getxattr = ff_getxattr,
+	.listxattr = ff_listxattr,
 };
 
 static void *

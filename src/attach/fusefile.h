@@ -12,6 +12,10 @@
 
 struct fusefile_backend {
 	void *arg;
+	/* The sector size the file says it has (the extended attribute
+	 * GELI_XATTR_SECTORSIZE), so that a provider stacked on it takes it;
+	 * 0: none. */
+	uint32_t sectorsize;
 	uint64_t (*size)(void *arg);
 	ssize_t (*read)(void *arg, void *buf, size_t len, uint64_t off);
 	ssize_t (*write)(void *arg, const void *buf, size_t len, uint64_t off);

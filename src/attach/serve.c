@@ -103,7 +103,8 @@ void
 dmn_backend(struct dmn *d, struct fusefile_backend *be)
 {
 	*be = (struct fusefile_backend){
-		.arg = d, .size = be_size, .read = be_read, .write = be_write,
+		.arg = d, .sectorsize = geli_volume_sectorsize(d->v),
+		.size = be_size, .read = be_read, .write = be_write,
 		.flush = be_flush, .opened = be_opened, .closed = be_closed,
 	};
 }

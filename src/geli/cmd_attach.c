@@ -37,21 +37,24 @@ attached_name(const char *arg, char *name, size_t len)
 	st = malloc(sizeof(*st));
 	if (st == NULL)
 		return false;
-	/* "x.eli", "/run/geli/x.eli": the daemon of x. */
-	snprintf(buf, sizeof(buf), "%s", arg);
-	snprintf(cand, sizeof(cand), "%s", basename(buf));
-	l = strlen(cand);
-	if (l > 4 && strcmp(cand + l - 4, ".eli") == 0) {
-		cand[l - 4] = '\0';
-		found = ctl_status(cand, st) == 0;
-	}
-	/* A provider: the daemon named after it, if it serves this file. */
+	/*
+	 * As FreeBSD's g_eli_find_device, the newest device first: a device
+	 * whose provider is arg (for "x.eli" that is the device stacked on
+	 * x.eli, newer than x's), then "x.eli", "/run/geli/x.eli": x's.
+	 */
+	name_of(arg, cand, sizeof(cand));
+	found = ctl_status(cand, st) == 0 &&
+	    !(realpath(st->provpath, rp1) != NULL &&
+	    realpath(prov_path(arg, buf, sizeof(buf)), rp2) != NULL &&
+	    strcmp(rp1, rp2) != 0);
 	if (!found) {
-		name_of(arg, cand, sizeof(cand));
-		found = ctl_status(cand, st) == 0 &&
-		    !(realpath(st->provpath, rp1) != NULL &&
-		    realpath(prov_path(arg, buf, sizeof(buf)), rp2) != NULL &&
-		    strcmp(rp1, rp2) != 0);
+		snprintf(buf, sizeof(buf), "%s", arg);
+		snprintf(cand, sizeof(cand), "%s", basename(buf));
+		l = strlen(cand);
+		if (l > 4 && strcmp(cand + l - 4, ".eli") == 0) {
+			cand[l - 4] = '\0';
+			found = ctl_status(cand, st) == 0;
+		}
 	}
 	if (found)
 		snprintf(name, len, "%s", cand);

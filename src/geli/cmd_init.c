@@ -172,6 +172,12 @@ init_one(struct opts *o, struct keysrc *ks, struct geli_metadata *md,
 	int error;
 
 	error = prov_open(prov, true, &p);
+	if (error == -EPERM) {
+		/* Attached: FreeBSD can read its size, not store on it. */
+		req_error("Cannot store metadata on %s: %s.", prov,
+		    strerror(-error));
+		return;
+	}
 	if (error != 0) {
 		req_error("Cannot get information about %s: %s.", prov,
 		    strerror(-error));

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The project's one entry point, for a fresh Debian 12 machine as root:
 #
 #   ./run.sh demo    install what is missing, build, run the main job:
@@ -49,8 +50,8 @@ demo() {
 # The tests that run a second time with the other crypto backend: the unit
 # tests (known answers, the data path, the backends against each other) and
 # the CLI tests of the data path and of FreeBSD's volumes.
-OPENSSL_PASS=(test_backends test_crypto test_metadata test_mkey test_volume
-	test_workers t_crypto t_matrix t_attach t_compat t_fixtures t_fio t_oracle)
+OPENSSL_PASS=(test_admin test_backends test_crypto test_metadata test_mkey
+	test_volume test_workers t_crypto t_matrix t_attach t_compat t_fixtures t_fio t_oracle)
 
 run_tests() {
 	local total_p=0 total_f=0 total_s=0 line pass b log
@@ -62,6 +63,11 @@ run_tests() {
 			log=$b/suite-openssl.log
 			GELI_CRYPTO=openssl GELI_SUITE_TAG=openssl \
 				tests/run-suite "$b" "${OPENSSL_PASS[@]}" | tee "$log" || true
+		elif [ "$b" = build-asan ]; then
+			# valgrind cannot run sanitized binaries: the leak check
+			# (t_leaks) is the plain build's.
+			echo "== tests in $b"
+			tests/run-suite -x t_leaks "$b" | tee "$log" || true
 		else
 			echo "== tests in $b"
 			tests/run-suite "$b" | tee "$log" || true

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * libgeli — FreeBSD GELI volumes on Linux.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The metadata-changing verbs (§9): setkey, delkey, configure, kill,
  * resize, backup, restore, clear.  Each rule lives here once; geli's
@@ -260,20 +261,29 @@ out:
 
 /* ---- Backup, restore, clear --------------------------------------------- */
 
-/* A new backup file with these bytes: 0600, fsynced, removed on failure. */
+/*
+ * A new backup file, mode 0600: sector (len bytes) copied into it, or, when
+ * sector is NULL, md encoded into it by the one record writer.  Fsynced;
+ * removed again on failure.
+ */
 static int
 backup_write(const char *file, const void *sector, size_t len,
-    enum geli_step *step)
+    struct geli_metadata *md, enum geli_step *step)
 {
+	ssize_t n;
 	int fd, error;
 
 	fd = open(file, O_WRONLY | O_TRUNC | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return failed(step, GELI_STEP_OPEN, -errno);
-	ssize_t n = write(fd, sector, len);
-	error = n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
-	if (error == 0 && fsync(fd) != 0)
-		error = -errno;
+	if (sector == NULL) {
+		error = record_write(fd, md, 0, len);
+	} else {
+		n = write(fd, sector, len);
+		error = n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
+		if (error == 0 && fsync(fd) != 0)
+			error = -errno;
+	}
 	close(fd);
 	if (error != 0) {
 		unlink(file);
@@ -318,7 +328,7 @@ geli_backup(struct geli_provider *p, const char *file, enum geli_step *step)
 	error = read_magic_sector(p, &sector);
 	if (error != 0)
 		return failed(step, GELI_STEP_READ, error);
-	error = backup_write(file, sector, P, step);
+	error = backup_write(file, sector, P, NULL, step);
 	geli_wipe(sector, P);
 	free(sector);
 	return error;
@@ -328,22 +338,11 @@ int
 geli_backup_metadata(struct geli_metadata *md, uint32_t psize,
     const char *file, enum geli_step *step)
 {
-	uint8_t *sector;
-	int error;
-
 	if (step != NULL)
 		*step = GELI_STEP_NONE;
 	if (psize < GELI_MD_SIZE)
 		return -EINVAL;
-	sector = calloc(1, psize);
-	if (sector == NULL)
-		return -ENOMEM;
-	error = geli_metadata_encode(md, sector);
-	if (error >= 0)
-		error = backup_write(file, sector, psize, step);
-	geli_wipe(sector, psize);
-	free(sector);
-	return error < 0 ? error : 0;
+	return backup_write(file, NULL, psize, md, step);
 }
 
 int

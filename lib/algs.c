@@ -1,4 +1,5 @@
-/* Algorithm names, numbers and key lengths (GELI-FORMAT.md §3). */
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Algorithm names, numbers and key lengths (docs/format.md §3). */
 #include <strings.h>
 
 #include "crypto.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The crypto seam's dispatcher (crypto.h): which backend new objects use
  * (geli_crypto_select and the rest of geli.h's crypto backends section),

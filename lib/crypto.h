@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The narrow crypto seam: everything libgeli needs from a crypto library.
  * Two backends implement it, each on its library and nothing hand-written:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * What a crypto library provides behind crypto.h: one table of operations
  * per library (crypto_gcrypt.c, crypto_openssl.c), as cryptsetup keeps one

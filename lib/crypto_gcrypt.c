@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The crypto backend on libgcrypt >= 1.10 (GELI_CRYPTO=gcrypt, the default;
  * see crypto_backend.h).  libgcrypt has what GELI's sectors want: a cheap

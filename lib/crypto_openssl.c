@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The crypto backend on OpenSSL 3 libcrypto (GELI_CRYPTO=openssl; see
  * crypto_backend.h).  Blowfish and 3DES need OpenSSL's legacy provider.

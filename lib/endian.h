@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Little-endian field access for persisted bytes (never host order). */
 #ifndef GELI_ENDIAN_H
 #define GELI_ENDIAN_H

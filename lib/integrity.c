@@ -1,4 +1,5 @@
-/* Integrity: encrypt-then-MAC per physical chunk (GELI-FORMAT.md §7). */
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Integrity: encrypt-then-MAC per physical chunk (docs/format.md §7). */
 #include <string.h>
 
 #include "endian.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * What libgeli's files share beyond their own headers (crypto.h, keys.h,
  * sector.h, workers.h), and what the unit tests reach in the static

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Runtime keys and the range-key cache (see keys.h). */
 #include <string.h>
 

@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Runtime keys of an attached volume (GELI-FORMAT.md §6.2, §7.3), derived
+ * Runtime keys of an attached volume (docs/format.md §6.2, §7.3), derived
  * from the 128-byte Master Key MK = IVK || DK:
  *
  *   IV key          IVK                              (CBC IVs, §6.3)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The provider size for a wanted decrypted size: the inverse of
  * geli_eli_mediasize() (§8.1, and §7.1 with integrity).

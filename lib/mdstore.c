@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Metadata stores (§1.1, §9.7, §8.6): where a record is read from and
  * written to.  A provider keeps its record in the last sector; a backup file

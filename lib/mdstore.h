@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Inside libgeli: the one reader and the one writer of metadata records. */
 #ifndef GELI_MDSTORE_H
 #define GELI_MDSTORE_H

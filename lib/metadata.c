@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * GELI metadata: the record in the last sector of a provider (§1).
  *

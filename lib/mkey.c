@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Master-key slots (§5).  For a 64-byte UserKey and the 128-byte Master Key
  * MK = IV Key || Data Key:

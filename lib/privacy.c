@@ -1,4 +1,5 @@
-/* Privacy: one encrypted unit (GELI-FORMAT.md §6; see sector.h). */
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Privacy: one encrypted unit (docs/format.md §6; see sector.h). */
 #include <string.h>
 
 #include "endian.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Providers: a regular file or a block device holding a GELI volume, with
  * the metadata in its last sector (§1.1).  The sector size P is the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Secure memory: every secret (passphrase, user key, master key, derived
  * keys) lives in pages that are locked in RAM, excluded from core dumps and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Per-sector transforms, run by one thread with its own pre-keyed contexts.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The life of a sector context (sector.h): made for one thread, its ciphers,
  * IV and tag hashes keyed from the volume's keys on first use, dropped

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * An attached volume: bytes [off, off+len) of the decrypted provider, mapped
  * to GELI sectors (and, with integrity, to their physical sectors), read with

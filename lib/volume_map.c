@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The mapped-read path of a volume (GELI_VOLUME_MMAP): the provider mapped
  * read-only and shared, and sectors decrypted straight from the mapping

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The worker pool (see workers.h). */
 #include <errno.h>
 #include <pthread.h>

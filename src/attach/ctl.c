@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Client side of the control channel (see ctl.h). */
 #include <errno.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The control channel between geli and the daemon of an attached provider:
  * a SOCK_SEQPACKET Unix socket $GELI_RUNDIR/<name>.ctl (mode 0600), one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Encoding and decoding the control channel's packets (see ctl.h). */
 #include <errno.h>
 #include <string.h>

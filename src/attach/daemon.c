@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The attach daemon (see daemon.h): starting it (fork, key hand-over, the
  * provider opened, the .eli file mounted, the control socket bound) and

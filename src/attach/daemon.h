@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The attach daemon: one process per attached provider.  It holds the
  * Master Key, serves the decrypted provider as the file

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Inside the attach daemon (daemon.h): its state and what its files share.
  * daemon.c starts and stops it, serve.c serves the .eli file and watches

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* A single-file FUSE mount over a backend (see fusefile.h). */
 #define FUSE_USE_VERSION 314
 #include <fuse.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A FUSE file system that is one regular file, mounted over a regular file
  * (the mount point).  The file's bytes come from a backend; the front end

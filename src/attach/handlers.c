@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The attach daemon's control socket: one typed request per connection
  * (ctl.h), answered by the handler of its verb.  The rules of the key and

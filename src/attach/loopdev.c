@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Loop devices through the kernel's ioctls (see loopdev.h). */
 #include <dirent.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Loop block devices on top of a file (the .eli file of an attached provider). */
 #ifndef GELI_LOOPDEV_H
 #define GELI_LOOPDEV_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The attach daemon at work: the backend of the .eli file (the volume's
  * reads and writes, open accounting for detach on last close), and the loop

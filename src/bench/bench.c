@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * geli bench: the classic GELI study on in-memory providers, as FreeBSD's
  * users ran it with dd on md(4) disks: a raw (no encryption) baseline and

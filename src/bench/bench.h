@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* geli bench: the GELI studies (see bench.c). */
 #ifndef GELI_BENCH_H
 #define GELI_BENCH_H

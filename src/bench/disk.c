@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * geli bench --disk: what FreeBSD's diskinfo -t and -c report, read-only:
  * sequential transfer rates at the start, middle and end of the device, and

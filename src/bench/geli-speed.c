@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * geli-speed: how fast the data path and the attached file are, as ratios
  * against baselines measured in the same run on the same machine, each pair

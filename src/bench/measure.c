@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * geli bench: one measurement of one configuration (see bench.c): write and
  * read MB/s and CPU over a provider in memory (or --target), through geli

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * geli bench --pool: bonnie++'s block phases on a ZFS pool (zfs-fuse, or an
  * OpenZFS that answers) made of GELI providers attached through the geli

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* geli bench's report: the table, JSON, CSV and the SVG chart (study.h). */
 #include <errno.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Starting programs without a shell (see spawn.h).  Everything the child
  * needs (its argv, its environment) is built before fork: the benchmarks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Starting programs for the benchmarks without a shell: fork, execvp and
  * waitpid, so that no path or option is ever parsed as shell syntax.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Timing and summary statistics shared by geli bench and geli-speed. */
 #ifndef GELI_BENCH_STATS_H
 #define GELI_BENCH_STATS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * geli bench's insides shared by its files: what one measurement is, the
  * options, the measurement (measure.c), the studies of their own (disk.c,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Providers and volumes for the benchmarks (see volumes.h). */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Providers and volumes for the benchmarks (geli bench and geli-speed): in
  * memory for the data path, and files attached with the geli program for

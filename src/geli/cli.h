@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The geli(8) command: shared declarations of the command-line front end. */
 #ifndef GELI_CLI_H
 #define GELI_CLI_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The runtime verbs (§9.2–§9.4, §9.11, §9.16): attach, detach, onetime,
  * suspend, resume, list, status.  An attached provider is served by its own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* geli backup / restore (§9.10). */
 #include "cli.h"
 

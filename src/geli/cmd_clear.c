@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* geli clear (§9.14) and geli version (§9.13). */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* geli configure of detached providers (§9.5). */
 #include <stdio.h>
 

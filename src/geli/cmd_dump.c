@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* geli dump (§9.15): the metadata of providers and backup files. */
 #include <stdio.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * geli init / label (§9.1): new metadata with a random salt and Master Key,
  * slot 0 encrypted with the user key, written to the last sector, and a

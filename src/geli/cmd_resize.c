@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* geli resize -s oldsize (§8.5) and geli kill of detached providers (§9.9). */
 #include <string.h>
 

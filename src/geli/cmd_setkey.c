@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* geli setkey / delkey on a detached provider or a backup file (§9.6, §9.8). */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Key components from the command line (§4.2): keyfiles (-k/-K, used raw,
  * in order, "-" = stdin), passfiles (-j/-J, first line of each, joined) or a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * geli(8) for Linux: the command table, option parsing (as geom(8) does it)
  * and the request-error convention shared by every verb.

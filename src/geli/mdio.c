@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Reading metadata for the verbs, with geli(8)'s messages (§9.7): libgeli's
  * metadata store reads a provider's last sector or a backup file, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* FreeBSD's messages for libgeli's codes (see msg.h). */
 #include <stdio.h>
 #include <string.h>

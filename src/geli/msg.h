@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * FreeBSD's messages for the codes of libgeli's administration functions,
  * in one table.  Where geli(8) (the userland, for detached providers) and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # Shared helpers for the CLI tests: TAP output, temporary files, and checks
 # that a failing command says exactly one thing and changes nothing.
 set -u

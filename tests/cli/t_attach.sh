@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# attach and the runtime verbs on one provider (issue 3, points 2, 3, 5):
+# SPDX-License-Identifier: BSD-2-Clause
+# attach and the runtime verbs on one provider:
 # ext4 on the loop device round trip, ciphertext on disk, integrity errors,
 # -r, -d, detach -l/-f, suspend/resume with a waiting reader, wrong keys.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Metadata backups: init's default and -B files, backup, restore (-f), and
 # the verbs on a backup file (FreeBSD init_test.sh, §8.6, §9.10).
 . "$(dirname "$0")/lib.sh"

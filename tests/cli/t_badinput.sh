@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Bad input: each case gets one clear error, exit 1, and nothing written.
 . "$(dirname "$0")/lib.sh"
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # geli bench: the quick mode runs every configuration, the table and the JSON
 # have the documented shape, bad options get a clear error.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Block devices as providers: size from BLKGETSIZE64, sector size from the
 # device (a loop device with 512- and 4096-byte logical sectors).
 . "$(dirname "$0")/lib.sh"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Compatibility, as tests (issue 3, point 4): FreeBSD's whole providers
+# SPDX-License-Identifier: BSD-2-Clause
+# Compatibility, as tests: FreeBSD's whole providers
 # attach and read back their known plaintext; volumes made here with every
 # cipher GRUB reads are read back file for file by GRUB's own reader.
 . "$(dirname "$0")/lib.sh"

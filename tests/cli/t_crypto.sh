@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The two crypto backends from the command line (issue 9): GELI_CRYPTO picks
+# SPDX-License-Identifier: BSD-2-Clause
+# The two crypto backends from the command line: GELI_CRYPTO picks
 # one per command and an unknown name is refused; providers made and written
 # through `geli attach` with one backend read back with the other, their key
 # slots (setkey) open with the other; the attach log and geli bench name the

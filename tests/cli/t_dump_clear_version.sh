@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # dump (exactly as FreeBSD prints it), clear and version.
 . "$(dirname "$0")/lib.sh"
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Edges where FreeBSD's sources and its own test suite say what geli does:
 # detach -l only marks a provider; a name that is both a provider and a
 # device picks the newest device (the one stacked on top); a provider

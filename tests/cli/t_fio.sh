@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Concurrent readers and writers through attach, every byte checked by fio's
 # verify: 4 jobs, random block sizes from 512 bytes (partial GELI sectors,
 # so read-modify-write) to 128 KiB, verifying while the others write.

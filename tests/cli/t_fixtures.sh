@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # FreeBSD's own volumes (tests/fixtures): every metadata
 # tail decodes, its passphrase opens it (setkey -n 1 on a copy, after which
 # the new key opens slot 1), any other is refused with nothing changed; the

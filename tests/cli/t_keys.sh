@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Key components: keyfiles and passfiles in every combination that must work
 # or fail (FreeBSD init_test.sh init_J and friends), stdin, the terminal
 # prompt, iteration counts and their rules.

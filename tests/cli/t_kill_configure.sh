@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # kill and configure of detached providers (kill_test.sh, configure_test.sh).
 . "$(dirname "$0")/lib.sh"
 

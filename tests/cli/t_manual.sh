@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The manual stays true: it renders without warnings and documents every verb
 # the command offers.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # An independent check of the whole key chain (§4, §5): volumes made by
 # geli init are opened by a separate implementation written here with
 # Python's hashlib/hmac and the openssl command line, from the spec alone.

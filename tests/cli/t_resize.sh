@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # resize -s oldsize after a provider grew; restore -f (resize_test.sh, §8.5).
 . "$(dirname "$0")/lib.sh"
 

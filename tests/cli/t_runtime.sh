@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Verbs on attached providers (setkey, delkey, kill, configure), onetime,
 # AUTORESIZE growth, several providers in one attach.
 . "$(dirname "$0")/lib.sh"

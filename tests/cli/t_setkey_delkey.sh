@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # setkey and delkey on detached providers (FreeBSD setkey_test.sh,
 # delkey_test.sh; §4.5, §5.3, §9.6, §9.8).
 . "$(dirname "$0")/lib.sh"

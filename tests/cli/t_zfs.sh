@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# ZFS on GELI, as people run it (issue 5): zfs-fuse pools on attached
+# SPDX-License-Identifier: BSD-2-Clause
+# ZFS on GELI, as people run it: zfs-fuse pools on attached
 # providers in the studies' layouts; export, detach, attach, import, verify;
 # a raidz and a mirror with one provider missing; damaged ciphertext repaired
 # with and without integrity; a pool keeps its providers from being detached.

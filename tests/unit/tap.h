@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* A tiny TAP producer for the unit tests: "ok N - what" / "not ok N - what". */
 #ifndef TAP_H
 #define TAP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * libgeli's administration functions (lib/admin.c, lib/mdstore.c): each
  * operation does what its verb does on disk, and each failure FreeBSD tells

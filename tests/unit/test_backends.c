@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The crypto backends against each other (differential): for every cipher x
  * key length x sector size x HMAC, libgcrypt and OpenSSL write the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Known answers for every crypto backend (each test runs once per backend)
  * and the user-key derivation.  Oracles: RFC 1321 (MD5), RFC 2202/2286/4231

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The control protocol between geli and an attach daemon (src/attach/ctl.h):
  * every request and reply round-trips; truncated, oversized, padded and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * geli_eli_provsize(): the provider size for a wanted decrypted size, as
  * the inverse of geli_eli_mediasize() over a matrix of sector sizes,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Metadata encode/decode for every version, golden bytes, decode errors,
  * the version-to-quirks function, size arithmetic, and FreeBSD's own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Master-key slots (§5) for every cipher and key length. */
 #include "tap.h"
 

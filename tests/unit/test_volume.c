@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The sector data path: FreeBSD-made volumes decrypt to their known
  * plaintext; every cipher x key length x sector size x HMAC x version round

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The worker pool's contract under load: several callers at once, many
  * small jobs; every item is processed exactly once, by a call that got its

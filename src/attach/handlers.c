@@ -137,21 +137,33 @@ do_resume(struct dmn *d, struct ctl_reply *rp, const uint8_t *ukey)
 	dlog(d, "Device %s.eli has been resumed.", d->name);
 }
 
+/* A key verb starts from the metadata on disk, if the keys may change. */
+static bool
+key_verb_md(struct dmn *d, struct ctl_reply *rp, enum msg_op op, int keyno,
+    struct geli_metadata *md)
+{
+	int error = keys_frozen(d);
+
+	if (error != 0) {
+		fail(d, rp, op, GELI_STEP_NONE, error, keyno);
+		return false;
+	}
+	error = geli_mdstore_read(d->store, md);
+	if (error != 0) {
+		fail(d, rp, op, GELI_STEP_READ, error, keyno);
+		return false;
+	}
+	return true;
+}
+
 static void
 do_setkey(struct dmn *d, struct ctl_reply *rp, const struct ctl_request *rq)
 {
 	struct geli_metadata md;
 	int keyno = rq->keyno == -1 ? d->r.used_key : rq->keyno, error;
 
-	if ((error = keys_frozen(d)) != 0) {
-		fail(d, rp, OP_SETKEY, GELI_STEP_NONE, error, keyno);
+	if (!key_verb_md(d, rp, OP_SETKEY, keyno, &md))
 		return;
-	}
-	error = geli_mdstore_read(d->store, &md);
-	if (error != 0) {
-		fail(d, rp, OP_SETKEY, GELI_STEP_READ, error, keyno);
-		return;
-	}
 	/* No old key: the Master Key in memory goes into the slot. */
 	error = geli_setkey(d->store, &md, keyno, rq->iterations, d->mkey,
 	    rq->key);
@@ -170,15 +182,8 @@ do_delkey(struct dmn *d, struct ctl_reply *rp, const struct ctl_request *rq)
 	int keyno = rq->keyno == -1 ? d->r.used_key : rq->keyno, error;
 	unsigned flags = GELI_ADMIN_KERNEL;
 
-	if ((error = keys_frozen(d)) != 0) {
-		fail(d, rp, OP_DELKEY, GELI_STEP_NONE, error, keyno);
+	if (!key_verb_md(d, rp, OP_DELKEY, keyno, &md))
 		return;
-	}
-	error = geli_mdstore_read(d->store, &md);
-	if (error != 0) {
-		fail(d, rp, OP_DELKEY, GELI_STEP_READ, error, keyno);
-		return;
-	}
 	flags |= (rq->flags & CTL_F_ALL) ? GELI_ADMIN_ALL : 0;
 	flags |= (rq->flags & CTL_F_FORCE) ? GELI_ADMIN_FORCE : 0;
 	error = geli_delkey(d->store, &md, keyno, flags);

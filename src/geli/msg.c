@@ -45,8 +45,10 @@ static const struct row rows[] = {
 	  "Cannot change keys for read-only provider.", NULL },
 	{ OP_SETKEY, ANY_STEP, -GELI_ECRYPTO, "Cannot encrypt Master Key: {err}.",
 	  "Cannot store metadata on {prov} (error={errno})." },
+	/* Detached, reading is decrypting the old key too. */
 	{ OP_SETKEY, GELI_STEP_READ, ANY_CODE,
-	  "Cannot decrypt Master Key: {err}.", NULL },
+	  "Cannot decrypt Master Key: {err}.",
+	  "Cannot read metadata from {prov}." },
 
 	/* delkey (§9.8). */
 	{ OP_DELKEY, ANY_STEP, -GELI_EKEYNOREQ,

@@ -10,9 +10,9 @@ need_fuse || { done_testing; exit; }
 cp "$FIX/fbsd9-v6-aesxts128-4k-bluemoon.img" "$T/bluemoon.img"
 expect_ok "attach FreeBSD's bluemoon volume with its passfile" \
 	"$GELI" attach -r -j "$FIX/fbsd9-v6-aesxts128-4k-bluemoon.pass" "$T/bluemoon.img"
-n=$(stat -c %s "$FIX/fbsd9-v6-aesxts128-4k-bluemoon.plain-prefix")
+plen=$(stat -c %s "$FIX/fbsd9-v6-aesxts128-4k-bluemoon.plain-prefix")
 check "bluemoon decrypts to FreeBSD's plaintext" \
-	cmp -s <(head -c "$n" "$GELI_RUNDIR/bluemoon.img.eli") "$FIX/fbsd9-v6-aesxts128-4k-bluemoon.plain-prefix"
+	cmp -s <(head -c "$plen" "$GELI_RUNDIR/bluemoon.img.eli") "$FIX/fbsd9-v6-aesxts128-4k-bluemoon.plain-prefix"
 expect_ok "detach it" "$GELI" detach bluemoon.img
 
 # The pg-* providers: an MBR and a FAT file system with random and md5.

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,8 +26,10 @@
 static void
 teardown(struct dmn *d)
 {
+	int error;
+
 	if (d->loopdev[0] != '\0') {
-		int error = loop_detach(d->loopdev);
+		error = loop_detach(d->loopdev);
 		if (error != 0)
 			dlog(d, "cannot detach %s: %s", d->loopdev,
 			    strerror(-error));
@@ -40,6 +43,11 @@ teardown(struct dmn *d)
 	}
 	geli_mdstore_close(d->store);
 	d->store = NULL;
+	/* What was written reaches the provider before the keys go. */
+	if (d->v != NULL && !(d->r.flags & GELI_FLAG_RO) &&
+	    (error = geli_volume_flush(d->v)) != 0)
+		dlog(d, "%s.eli: Cannot flush %s: %s.", d->name, d->prov,
+		    strerror(-error));
 	geli_volume_close(d->v);
 	d->v = NULL;
 	geli_secure_free(d->mkey);
@@ -70,6 +78,7 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 {
 	const struct geli_metadata *md = &d->r.md;
 	struct fusefile_backend be;
+	sigset_t stop_signals;
 	unsigned vflags = 0, threads;
 	int error, fd;
 	bool ro = (d->r.flags & GELI_FLAG_RO) != 0;
@@ -81,6 +90,15 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 	mallopt(M_TRIM_THRESHOLD, 256 << 20);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
+	/* SIGTERM and SIGINT are an orderly detach (serve.c reads them from
+	 * a signalfd); blocked before any thread starts, so that every thread
+	 * inherits the mask and none dies of them. */
+	sigemptyset(&stop_signals);
+	sigaddset(&stop_signals, SIGTERM);
+	sigaddset(&stop_signals, SIGINT);
+	if (pthread_sigmask(SIG_BLOCK, &stop_signals, NULL) != 0)
+		_exit(1);
+	d->sigfd = signalfd(-1, &stop_signals, SFD_CLOEXEC | SFD_NONBLOCK);
 	(void)geli_protect_process(NULL);
 	fd = open("/dev/null", O_RDWR);
 	if (fd >= 0) {

@@ -26,7 +26,7 @@ struct dmn {
 	uint32_t flags;			/* runtime flags, as geli list shows */
 	uint32_t psize;
 	char loopdev[64];
-	int ctlfd, evfd;
+	int ctlfd, evfd, sigfd;		/* control socket, last close, signals */
 	pthread_mutex_t lock;		/* flags, opens, wopens */
 	unsigned opens, wopens;
 	bool stop;

@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,6 +44,24 @@ be_size(void *arg)
 	return geli_volume_size(((struct dmn *)arg)->v);
 }
 
+/*
+ * A request that failed, as FreeBSD's G_ELI_LOGREQ prints it on the
+ * console: "g_eli_read_done() failed (error=5) NAME.eli[READ(offset=...,
+ * length=...)]".
+ */
+static void
+log_failed(struct dmn *d, const char *fn, const char *cmd, int error,
+    uint64_t off, size_t len)
+{
+	if (len == 0)
+		dlog(d, "%s() failed (error=%d) %s.eli[%s]", fn, error,
+		    d->name, cmd);
+	else
+		dlog(d, "%s() failed (error=%d) %s.eli[%s(offset=%ju, "
+		    "length=%zu)]", fn, error, d->name, cmd, (uintmax_t)off,
+		    len);
+}
+
 static ssize_t
 be_read(void *arg, void *buf, size_t len, uint64_t off)
 {
@@ -52,19 +71,32 @@ be_read(void *arg, void *buf, size_t len, uint64_t off)
 	if (n == -EBADMSG)
 		dlog(d, "%s.eli: Failed to authenticate %zu bytes of data at "
 		    "offset %ju.", d->name, len, (uintmax_t)off);
+	else if (n < 0)
+		log_failed(d, "g_eli_read_done", "READ", (int)-n, off, len);
 	return n;
 }
 
 static ssize_t
 be_write(void *arg, const void *buf, size_t len, uint64_t off)
 {
-	return geli_volume_write(((struct dmn *)arg)->v, buf, len, off);
+	struct dmn *d = arg;
+	ssize_t n = geli_volume_write(d->v, buf, len, off);
+
+	/* Writes past the end and to a read-only device are the caller's. */
+	if (n < 0 && n != -ENOSPC && n != -EROFS)
+		log_failed(d, "g_eli_write_done", "WRITE", (int)-n, off, len);
+	return n;
 }
 
 static int
 be_flush(void *arg)
 {
-	return geli_volume_flush(((struct dmn *)arg)->v);
+	struct dmn *d = arg;
+	int error = geli_volume_flush(d->v);
+
+	if (error != 0)
+		log_failed(d, "g_eli_flush", "FLUSH", -error, 0, 0);
+	return error;
 }
 
 static void
@@ -193,7 +225,8 @@ check_resize(struct dmn *d)
 void
 dmn_serve(struct dmn *d)
 {
-	struct pollfd pf[2];
+	struct signalfd_siginfo si;
+	struct pollfd pf[3];
 	uint64_t ev;
 	int fd;
 
@@ -201,8 +234,19 @@ dmn_serve(struct dmn *d)
 	pf[0].events = POLLIN;
 	pf[1].fd = d->evfd;
 	pf[1].events = POLLIN;
+	pf[2].fd = d->sigfd;
+	pf[2].events = POLLIN;
 	while (!d->stop) {
-		int n = poll(pf, 2, 1000);
+		int n = poll(pf, 3, 1000);
+		/* SIGTERM, SIGINT: what a shutdown sends; FreeBSD detaches
+		 * every device at shutdown. */
+		if (n > 0 && (pf[2].revents & POLLIN) &&
+		    read(d->sigfd, &si, sizeof(si)) == sizeof(si)) {
+			dlog(d, "Detaching %s.eli on signal %u (%s).", d->name,
+			    si.ssi_signo, strsignal((int)si.ssi_signo));
+			d->stop = true;
+			break;
+		}
 		if (n > 0 && (pf[0].revents & POLLIN)) {
 			fd = accept4(d->ctlfd, NULL, NULL, SOCK_CLOEXEC);
 			if (fd >= 0) {

@@ -136,7 +136,8 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 	if (d->r.flags & GELI_FLAG_ONETIME)
 		vflags |= GELI_VOLUME_ONETIME;
 	/* Reads decrypt from a mapping of the provider: one copy less. */
-	vflags |= GELI_VOLUME_MMAP;
+	if (!d->r.nomap)
+		vflags |= GELI_VOLUME_MMAP;
 	threads = d->r.threads;
 	if (threads == 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);

@@ -23,6 +23,7 @@ struct attach_req {
 	unsigned flags;			/* GELI_FLAG_RO, WO_DETACH, ONETIME */
 	bool loop;			/* also make a loop block device */
 	bool cached;			/* kernel page cache instead of direct I/O */
+	bool nomap;			/* reads with pread only (GELI_MMAP=0) */
 	unsigned threads;		/* worker threads, 0 = online CPUs */
 };
 

@@ -150,6 +150,15 @@ ensure_rundir(void)
 	return 0;
 }
 
+/* GELI_MMAP=0: the daemon reads the provider with pread only. */
+static bool
+mmap_off(void)
+{
+	const char *v = getenv("GELI_MMAP");
+
+	return v != NULL && strcmp(v, "0") == 0;
+}
+
 /* ---- attach ------------------------------------------------------------------------ */
 
 static void
@@ -226,6 +235,7 @@ attach_one(struct opts *o, struct keysrc *ks, const char *prov)
 	r.flags = (opt_bool(o, 'r') ? GELI_FLAG_RO : 0) |
 	    (opt_bool(o, 'd') ? GELI_FLAG_WO_DETACH : 0);
 	r.loop = opt_bool(o, 'L');
+	r.nomap = mmap_off();
 	mdsrc_close(&src);
 	if (daemon_start(&r, mkey, loopdev, sizeof(loopdev), msg,
 	    sizeof(msg)) != 0) {
@@ -386,6 +396,7 @@ cmd_onetime(struct opts *o, int argc, char **argv)
 	r.name = name;
 	r.used_key = -1;
 	r.loop = opt_bool(o, 'L');
+	r.nomap = mmap_off();
 	if (daemon_start(&r, mkey, loopdev, sizeof(loopdev), msg,
 	    sizeof(msg)) != 0)
 		req_error("%s", msg);

@@ -51,7 +51,7 @@ demo() {
 # tests (known answers, the data path, the backends against each other) and
 # the CLI tests of the data path and of FreeBSD's volumes.
 OPENSSL_PASS=(test_admin test_backends test_crypto test_metadata test_mkey
-	test_volume test_workers t_crypto t_matrix t_attach t_compat t_fixtures t_fio t_oracle)
+	test_volume test_workers t_secrets t_crypto t_matrix t_attach t_compat t_fixtures t_fio t_oracle)
 
 run_tests() {
 	local total_p=0 total_f=0 total_s=0 line pass b log

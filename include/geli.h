@@ -204,8 +204,9 @@ GELI_API int geli_protect_process(bool *locked);
 
 /*
  * UserKey = HMAC-SHA512(key = "", KF_1 || ... || KF_n || PASSPART).
- * A context collects keyfile bytes; geli_ukey_final() copies it, appends the
- * passphrase part for a given metadata (salt/iterations) and finishes, so one
+ * A context collects keyfile bytes (in locked memory, wiped on free: no hash
+ * state holding their tail outlives the call); geli_ukey_final() hashes them
+ * with the passphrase part for a given metadata (salt/iterations), so one
  * context serves several providers.
  */
 struct geli_ukey_ctx;

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "geli.h"
@@ -276,6 +277,13 @@ backup_write(const char *file, const void *sector, size_t len,
 	fd = open(file, O_WRONLY | O_TRUNC | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return failed(step, GELI_STEP_OPEN, -errno);
+	/* A backup opens the volume with the old keys: 0600 even when the
+	 * file was there before (O_CREAT's mode is only for a new one). */
+	if (fchmod(fd, 0600) != 0) {
+		error = -errno;
+		close(fd);
+		return failed(step, GELI_STEP_OPEN, error);
+	}
 	if (sector == NULL) {
 		error = record_write(fd, md, 0, len);
 	} else {

@@ -159,12 +159,6 @@ gc_hmac_update(struct gc_hmac *h, const void *data, size_t len)
 }
 
 int
-gc_hmac_dup(const struct gc_hmac *h, struct gc_hmac **out)
-{
-	return h->ops->hmac_dup(h, out);
-}
-
-int
 gc_hmac_final(struct gc_hmac *h, uint8_t *out, size_t outlen)
 {
 	return outlen > 64 ? -EINVAL : h->ops->hmac_final(h, out, outlen);

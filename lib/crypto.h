@@ -37,7 +37,6 @@ int gc_hmac_sha512(const void *key, size_t keylen, const void *msg,
 struct gc_hmac;
 int gc_hmac_sha512_new(const void *key, size_t keylen, struct gc_hmac **out);
 int gc_hmac_update(struct gc_hmac *h, const void *data, size_t len);
-int gc_hmac_dup(const struct gc_hmac *h, struct gc_hmac **out);
 int gc_hmac_final(struct gc_hmac *h, uint8_t *out, size_t outlen);
 void gc_hmac_free(struct gc_hmac *h);
 

@@ -37,7 +37,6 @@ struct gc_ops {
 	int (*hmac_sha512_new)(const void *key, size_t keylen,
 	    struct gc_hmac **out);
 	int (*hmac_update)(struct gc_hmac *h, const void *data, size_t len);
-	int (*hmac_dup)(const struct gc_hmac *h, struct gc_hmac **out);
 	int (*hmac_final)(struct gc_hmac *h, uint8_t *out, size_t outlen);
 	void (*hmac_free)(struct gc_hmac *h);
 	int (*pbkdf2_sha512)(const void *pass, size_t passlen, const void *salt,

@@ -238,26 +238,6 @@ gcr_hmac_update(struct gc_hmac *g, const void *data, size_t len)
 }
 
 static int
-gcr_hmac_dup(const struct gc_hmac *g, struct gc_hmac **out)
-{
-	const struct gcr_hmac *h = (const struct gcr_hmac *)g;
-	struct gcr_hmac *d;
-	gcry_error_t e;
-
-	d = calloc(1, sizeof(*d));
-	if (d == NULL)
-		return -ENOMEM;
-	d->base.ops = self;
-	e = gcry_md_copy(&d->md, h->md);
-	if (e != 0) {
-		free(d);
-		return gcr_errno(e);
-	}
-	*out = &d->base;
-	return 0;
-}
-
-static int
 gcr_hmac_final(struct gc_hmac *g, uint8_t *out, size_t outlen)
 {
 	return gcr_md_result(((struct gcr_hmac *)g)->md, GCRY_MD_SHA512, out,
@@ -567,7 +547,6 @@ const struct gc_ops gc_ops_gcrypt = {
 	.sha256 = gcr_sha256,
 	.hmac_sha512_new = gcr_hmac_sha512_new,
 	.hmac_update = gcr_hmac_update,
-	.hmac_dup = gcr_hmac_dup,
 	.hmac_final = gcr_hmac_final,
 	.hmac_free = gcr_hmac_free,
 	.pbkdf2_sha512 = gcr_pbkdf2_sha512,

@@ -221,25 +221,6 @@ ossl_hmac_update(struct gc_hmac *g, const void *data, size_t len)
 }
 
 static int
-ossl_hmac_dup(const struct gc_hmac *g, struct gc_hmac **out)
-{
-	const struct ossl_hmac *h = (const struct ossl_hmac *)g;
-	struct ossl_hmac *d;
-
-	d = OPENSSL_zalloc(sizeof(*d));
-	if (d == NULL)
-		return -ENOMEM;
-	d->base.ops = self;
-	d->ctx = EVP_MAC_CTX_dup(h->ctx);
-	if (d->ctx == NULL) {
-		OPENSSL_free(d);
-		return -ENOMEM;
-	}
-	*out = &d->base;
-	return 0;
-}
-
-static int
 ossl_hmac_final(struct gc_hmac *g, uint8_t *out, size_t outlen)
 {
 	return ossl_mac_finish(((struct ossl_hmac *)g)->ctx, out, outlen);
@@ -586,7 +567,6 @@ const struct gc_ops gc_ops_openssl = {
 	.sha256 = ossl_sha256,
 	.hmac_sha512_new = ossl_hmac_sha512_new,
 	.hmac_update = ossl_hmac_update,
-	.hmac_dup = ossl_hmac_dup,
 	.hmac_final = ossl_hmac_final,
 	.hmac_free = ossl_hmac_free,
 	.pbkdf2_sha512 = ossl_pbkdf2_sha512,

@@ -14,24 +14,24 @@
 #include "crypto.h"
 #include "geli.h"
 
+/*
+ * The keyfiles' bytes, kept in secure memory until geli_ukey_final hashes
+ * them: a hash context fed as they come would hold their last partial
+ * block in ordinary memory, which a forked attach daemon inherits.
+ */
 struct geli_ukey_ctx {
-	struct gc_hmac *hmac;
+	uint8_t *data;		/* secure */
+	size_t len, cap;
 };
 
 int
 geli_ukey_new(struct geli_ukey_ctx **out)
 {
 	struct geli_ukey_ctx *ctx;
-	int error;
 
 	ctx = calloc(1, sizeof(*ctx));
 	if (ctx == NULL)
 		return -ENOMEM;
-	error = gc_hmac_sha512_new(NULL, 0, &ctx->hmac);
-	if (error != 0) {
-		free(ctx);
-		return error;
-	}
 	*out = ctx;
 	return 0;
 }
@@ -39,7 +39,26 @@ geli_ukey_new(struct geli_ukey_ctx **out)
 int
 geli_ukey_update(struct geli_ukey_ctx *ctx, const void *data, size_t len)
 {
-	return gc_hmac_update(ctx->hmac, data, len);
+	uint8_t *n;
+	size_t cap;
+
+	if (len > SIZE_MAX / 2 - ctx->len)
+		return -ENOMEM;
+	if (ctx->len + len > ctx->cap) {
+		for (cap = ctx->cap != 0 ? ctx->cap : 4096; cap < ctx->len + len;)
+			cap *= 2;
+		n = geli_secure_alloc(cap);
+		if (n == NULL)
+			return -ENOMEM;
+		if (ctx->len > 0)
+			memcpy(n, ctx->data, ctx->len);
+		geli_secure_free(ctx->data);
+		ctx->data = n;
+		ctx->cap = cap;
+	}
+	memcpy(ctx->data + ctx->len, data, len);
+	ctx->len += len;
+	return 0;
 }
 
 int
@@ -52,14 +71,16 @@ geli_ukey_final(const struct geli_ukey_ctx *ctx, const struct geli_metadata *md,
 
 	if (passphrase != NULL && md->iterations < 0)
 		return -EINVAL;
-	error = gc_hmac_dup(ctx->hmac, &h);
+	error = gc_hmac_sha512_new(NULL, 0, &h);
 	if (error != 0)
 		return error;
-	if (passphrase != NULL && md->iterations == 0) {
+	if (ctx->len > 0)
+		error = gc_hmac_update(h, ctx->data, ctx->len);
+	if (error == 0 && passphrase != NULL && md->iterations == 0) {
 		error = gc_hmac_update(h, md->salt, sizeof(md->salt));
 		if (error == 0)
 			error = gc_hmac_update(h, passphrase, passlen);
-	} else if (passphrase != NULL) {
+	} else if (error == 0 && passphrase != NULL) {
 		dkey = geli_secure_alloc(GELI_USERKEYLEN);
 		if (dkey == NULL) {
 			error = -ENOMEM;
@@ -86,7 +107,7 @@ geli_ukey_free(struct geli_ukey_ctx *ctx)
 {
 	if (ctx == NULL)
 		return;
-	gc_hmac_free(ctx->hmac);
+	geli_secure_free(ctx->data);
 	free(ctx);
 }
 

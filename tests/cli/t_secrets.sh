@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# Secrets, seen from outside: the attach daemon's memory is locked and it
+# dumps no core; after attach neither the passphrase, nor the keyfile's
+# bytes, nor the user key are anywhere in its memory, its argv or its
+# environment; the Master Key is, until suspend wipes it; backup files are
+# 0600.  The keys to look for are computed here, independently (Python's
+# hashlib/hmac and openssl), from the provider's metadata.
+. "$(dirname "$0")/lib.sh"
+
+if ! command -v openssl >/dev/null || ! command -v python3 >/dev/null; then
+	skip "needs python3 and openssl"; done_testing; exit
+fi
+
+# ---- Backup files are 0600, even over an existing file ---------------------
+passfile "$T/pass" "a passphrase to look for in memory 7f3a"
+mkprov "$T/b" 1M
+geli init -B "$T/b.init-bk" -i 1000 -J "$T/pass" "$T/b" >/dev/null
+check "init -B: the backup is 0600" test "$(stat -c %a "$T/b.init-bk")" = 600
+install -m 644 /dev/null "$T/b.bk"
+expect_ok "backup over an existing 0644 file" "$GELI" backup "$T/b" "$T/b.bk"
+check "backup: the file is 0600 now" test "$(stat -c %a "$T/b.bk")" = 600
+install -m 666 /dev/null "$T/b.bk2"
+geli init -B "$T/b.bk2" -i 1000 -J "$T/pass" "$T/b" >/dev/null
+check "init -B over an existing 0666 file: 0600" test "$(stat -c %a "$T/b.bk2")" = 600
+
+need_fuse || { done_testing; exit; }
+
+# The user key and the Master Key of slot 0 (AES-XTS-128: the slot is
+# AES-128-CBC under HMAC-SHA512(UK, 0x01)), and memory scans of a process.
+cat >"$T/keys.py" <<'PY'
+import hashlib, hmac, struct, subprocess, sys
+prov, passfile, keyfile = sys.argv[1:4]
+with open(prov, 'rb') as f:
+    f.seek(-512, 2)
+    s = f.read(512)
+iters = struct.unpack_from('<i', s, 43)[0]
+salt, slot0 = s[47:111], s[111:303]
+kf = open(keyfile, 'rb').read()
+pw = open(passfile, 'rb').read().split(b'\n')[0]
+ukey = hmac.new(b'', kf + hashlib.pbkdf2_hmac('sha512', pw, salt, iters),
+                hashlib.sha512).digest()
+ek = hmac.new(ukey, b'\x01', hashlib.sha512).digest()
+plain = subprocess.run(['openssl', 'enc', '-d', '-aes-128-cbc', '-nopad', '-K',
+                        ek[:16].hex(), '-iv', '00' * 16], input=slot0,
+                       capture_output=True, check=True).stdout
+print(ukey.hex(), plain[:128].hex())
+PY
+cat >"$T/scan.py" <<'PY'
+# scan.py PID HEX...: for each pattern, how many times it is in the
+# process's readable memory.
+import re, sys
+pid, pats = sys.argv[1], [bytes.fromhex(h) for h in sys.argv[2:]]
+counts = [0] * len(pats)
+with open('/proc/%s/maps' % pid) as maps, open('/proc/%s/mem' % pid, 'rb', 0) as mem:
+    for line in maps:
+        f = line.split()
+        if 'r' not in f[1] or (len(f) > 5 and f[5] in ('[vvar]', '[vsyscall]')):
+            continue
+        a, b = (int(x, 16) for x in f[0].split('-'))
+        try:
+            mem.seek(a)
+            data = mem.read(b - a)
+        except (OSError, ValueError, OverflowError):
+            continue
+        for i, p in enumerate(pats):
+            counts[i] += data.count(p)
+print(' '.join(map(str, counts)))
+PY
+
+head -c 77 /dev/urandom >"$T/kf"
+mkprov "$T/p" 4M
+geli init -B none -i 1000 -K "$T/kf" -J "$T/pass" "$T/p" >/dev/null
+read -r ukey mkey <<<"$(python3 "$T/keys.py" "$T/p" "$T/pass" "$T/kf")"
+passhex=$(head -n 1 "$T/pass" | tr -d '\n' | od -An -tx1 | tr -d ' \n')
+kfhex=$(od -An -tx1 "$T/kf" | tr -d ' \n')
+expect_ok "attach with a keyfile and a passphrase" \
+	"$GELI" attach -k "$T/kf" -j "$T/pass" "$T/p"
+pid=$(cat "$GELI_RUNDIR/p.pid")
+check "the daemon's memory is locked (VmLck > 0)" \
+	test "$(awk '/^VmLck:/ { print $2 }' "/proc/$pid/status")" -gt 0
+check "it dumps no core (core size limit 0)" \
+	bash -c 'grep -E "^Max core file size +0 +0 " "/proc/$0/limits" >/dev/null' "$pid"
+read -r n_pass n_kf n_uk n_mk <<<"$(python3 "$T/scan.py" "$pid" "$passhex" "$kfhex" "$ukey" "$mkey")"
+check "the scanner finds the Master Key the daemon holds (the scan works)" test "$n_mk" -ge 1
+check "no passphrase in the daemon's memory" test "$n_pass" = 0
+check "no keyfile contents in the daemon's memory" test "$n_kf" = 0
+check "no user key in the daemon's memory" test "$n_uk" = 0
+check "no passphrase in its argv" bash -c '! grep -qa "memory 7f3a" "/proc/$0/cmdline"' "$pid"
+check "no passphrase in its environment" bash -c '! grep -qa "memory 7f3a" "/proc/$0/environ"' "$pid"
+expect_ok "suspend" "$GELI" suspend p
+read -r n_pass n_kf n_uk n_mk <<<"$(python3 "$T/scan.py" "$pid" "$passhex" "$kfhex" "$ukey" "$mkey")"
+check "after suspend, no Master Key in the daemon's memory" test "$n_mk" = 0
+ivk=${mkey:0:128} dk=${mkey:128:128}
+read -r n_ivk n_dk <<<"$(python3 "$T/scan.py" "$pid" "$ivk" "$dk")"
+check "... nor its IV Key or Data Key half" test "$n_ivk" = 0 -a "$n_dk" = 0
+printf '%s\n' "a passphrase to look for in memory 7f3a" >"$T/pass2"
+expect_ok "resume" "$GELI" resume -k "$T/kf" -j "$T/pass2" "$T/p"
+read -r n_pass n_kf n_uk n_mk <<<"$(python3 "$T/scan.py" "$pid" "$passhex" "$kfhex" "$ukey" "$mkey")"
+check "after resume: the Master Key is back, the user key is not kept" \
+	test "$n_mk" -ge 1 -a "$n_uk" = 0 -a "$n_pass" = 0
+expect_ok "detach" "$GELI" detach p.eli
+done_testing

@@ -132,6 +132,33 @@ GELI_API int geli_metadata_encode(struct geli_metadata *md, void *buf);
  */
 GELI_API uint32_t geli_metadata_runtime_flags(const struct geli_metadata *md);
 
+/*
+ * The largest GELI sector size: FreeBSD's MAXPHYS on 64-bit systems, the
+ * largest single transfer GEOM passes down (a sector is read whole).
+ */
+#define GELI_MAX_SECTORSIZE	(1u << 20)
+
+/*
+ * The one check of a decoded record against what the code behind it can
+ * do, before any work with keys (§8.2): 0, or the first of
+ *   -EOPNOTSUPP        md->version > GELI_VERSION
+ *   -GELI_EEALGO       md_ealgo unknown (or not in the crypto backend)
+ *   -GELI_EKEYLEN      md_keylen not one of md_ealgo's lengths
+ *   -GELI_EAALGO       GELI_FLAG_AUTH with md_aalgo unknown (0 included)
+ *   -GELI_ESECTORSIZE  md_sectorsize 0, not a multiple of psize or of 16,
+ *                      above GELI_MAX_SECTORSIZE, not a power of two
+ *                      (except with GELI_FLAG_ONETIME, as onetime -s
+ *                      allows), or with AUTH a psize with no room for data
+ *                      beside the tag; psize 0 is -EINVAL
+ *   -GELI_ENOROOM      an underlying provider of provsize bytes (0: not
+ *                      checked) holds no whole GELI sector (§8.1)
+ * md_provsize itself is not compared with provsize: the callers that must
+ * (attach, resume) say "Provider size mismatch." first.  md_keys and
+ * md_iterations are not looked at: FreeBSD accepts any count.
+ */
+GELI_API int geli_metadata_check(const struct geli_metadata *md,
+    uint64_t provsize, uint32_t psize);
+
 /* Size of the decrypted provider for an underlying provider of provsize bytes
  * with sector size psize (§8.1).  onetime: no metadata sector reserved. */
 GELI_API uint64_t geli_eli_mediasize(const struct geli_metadata *md,
@@ -386,6 +413,12 @@ enum geli_error {
 	GELI_EFLAGS,		/* configure: not a configurable flag */
 	GELI_ERANDOM,		/* the random source failed */
 	GELI_ECRYPTO,		/* the crypto library failed */
+	/* geli_metadata_check(): metadata no provider can be opened with. */
+	GELI_EEALGO,		/* md_ealgo unknown, or the backend lacks it */
+	GELI_EKEYLEN,		/* md_keylen not valid for md_ealgo (§3.3) */
+	GELI_EAALGO,		/* AUTH with an unknown (or no) md_aalgo */
+	GELI_ESECTORSIZE,	/* md_sectorsize impossible here (§8.2) */
+	GELI_ENOROOM,		/* no GELI sector fits beside the metadata */
 	GELI_ELAST
 };
 

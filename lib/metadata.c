@@ -160,3 +160,34 @@ geli_eli_mediasize(const struct geli_metadata *md, uint64_t provsize,
 		return m / ((uint64_t)lsec * psize) * md->sectorsize;
 	return m - m % md->sectorsize;
 }
+
+int
+geli_metadata_check(const struct geli_metadata *md, uint64_t provsize,
+    uint32_t psize)
+{
+	uint32_t S = md->sectorsize, dps, lsec;
+	bool onetime = (md->flags & GELI_FLAG_ONETIME) != 0;
+
+	if (psize == 0)
+		return -EINVAL;
+	if (md->version > GELI_VERSION)
+		return -EOPNOTSUPP;
+	/* The algorithms first, as g_eli_ctl_attach (§3.4). */
+	if (geli_keylen(md->ealgo, 0) == 0 || !geli_algo_available(md->ealgo))
+		return -GELI_EEALGO;
+	if (md->keylen == 0 || geli_keylen(md->ealgo, md->keylen) != md->keylen)
+		return -GELI_EKEYLEN;
+	if ((md->flags & GELI_FLAG_AUTH) != 0 &&
+	    (geli_hashlen(md->aalgo) == 0 || !geli_algo_available(md->aalgo)))
+		return -GELI_EAALGO;
+	/* Every division below has a non-zero divisor after these. */
+	if (S == 0 || S % psize != 0 || S % 16 != 0 ||
+	    S > GELI_MAX_SECTORSIZE || (!onetime && (S & (S - 1)) != 0))
+		return -GELI_ESECTORSIZE;
+	if ((md->flags & GELI_FLAG_AUTH) != 0 &&
+	    geli_auth_layout(md, psize, &dps, &lsec) != 0)
+		return -GELI_ESECTORSIZE;
+	if (provsize != 0 && geli_eli_mediasize(md, provsize, psize, onetime) == 0)
+		return -GELI_ENOROOM;
+	return 0;
+}

@@ -269,17 +269,23 @@ geli_volume_open(struct geli_provider *p, const struct geli_metadata *md,
 	uint32_t P = geli_provider_sectorsize(p), dps = 0, lsec = 0;
 	int error;
 
+	struct geli_metadata chk;
+
 	if (crypto == NULL)
 		return -ENOSYS;
-	/* Any multiple of P: onetime allows sizes that are not powers of two. */
-	if (md->sectorsize == 0 || md->sectorsize % P != 0 ||
-	    geli_keylen(md->ealgo, md->keylen) != md->keylen ||
-	    !geli_algo_available(md->ealgo))
+	/* Whatever the record says, nothing below divides by zero or
+	 * allocates a sector FreeBSD could not read (geli_metadata_check).
+	 * A onetime volume may have a sector size that is not a power of
+	 * two. */
+	chk = *md;
+	if (flags & GELI_VOLUME_ONETIME)
+		chk.flags |= GELI_FLAG_ONETIME;
+	error = geli_metadata_check(&chk, geli_provider_mediasize(p), P);
+	geli_wipe(&chk, sizeof(chk));
+	if (error != 0)
 		return -EINVAL;
-	/* The layout fails for a provider sector too small for tag + data. */
-	if ((md->flags & GELI_FLAG_AUTH) && (geli_hashlen(md->aalgo) == 0 ||
-	    !geli_algo_available(md->aalgo) ||
-	    geli_auth_layout(md, P, &dps, &lsec) != 0))
+	if ((md->flags & GELI_FLAG_AUTH) &&
+	    geli_auth_layout(md, P, &dps, &lsec) != 0)
 		return -EINVAL;
 	v = calloc(1, sizeof(*v));
 	if (v == NULL)

@@ -183,13 +183,17 @@ attach_one(struct opts *o, struct keysrc *ks, const char *prov)
 		req_error("No valid keys on %s.", prov);
 		goto out;
 	}
-	if (geli_keylen(r.md.ealgo, r.md.keylen) != r.md.keylen ||
-	    !geli_algo_available(r.md.ealgo) ||
-	    ((r.md.flags & GELI_FLAG_AUTH) && (geli_hashlen(r.md.aalgo) == 0 ||
-	    !geli_algo_available(r.md.aalgo))) ||
-	    r.md.sectorsize == 0 ||
-	    r.md.sectorsize % geli_provider_sectorsize(src.prov) != 0) {
-		req_error("Invalid or unsupported algorithms.");
+	/*
+	 * What the kernel would refuse after the user key was made (or
+	 * could not attach at all), refused before it is made: a hostile
+	 * record may ask for any number of iterations.
+	 */
+	error = geli_metadata_check(&r.md, geli_provider_mediasize(src.prov),
+	    geli_provider_sectorsize(src.prov));
+	if (error != 0) {
+		struct msg_args a = { .prov = prov };
+
+		req_msg(OP_ATTACH, GELI_STEP_NONE, error, &a);
 		goto out;
 	}
 	if (keyno < -1 || keyno >= GELI_MAXMKEYS) {
@@ -367,8 +371,13 @@ cmd_onetime(struct opts *o, int argc, char **argv)
 			fprintf(stderr, "warning: Using sectorsize bigger than "
 			    "the page size!\n");
 	}
-	if (geli_eli_mediasize(&r.md, r.md.provsize, psize, true) == 0) {
-		req_error("Provider %s is too small.", argv[0]);
+	/* What the volume could not be opened with: a sector larger than
+	 * GELI_MAX_SECTORSIZE, or none that fits. */
+	error = geli_metadata_check(&r.md, r.md.provsize, psize);
+	if (error != 0) {
+		struct msg_args a = { .prov = argv[0] };
+
+		req_msg(OP_ATTACH, GELI_STEP_NONE, error, &a);
 		return;
 	}
 	name_of(argv[0], name, sizeof(name));
@@ -470,7 +479,9 @@ cmd_resume(struct opts *o, int argc, char **argv)
 	struct ctl_request *req;
 	struct keysrc *ks = NULL;
 	struct mdsrc src;
+	struct msg_args a = { 0 };
 	char name[256];
+	int error;
 
 	if (argc != 1) {
 		req_error("Invalid number of arguments.");
@@ -491,7 +502,23 @@ cmd_resume(struct opts *o, int argc, char **argv)
 		req_error("Provider size mismatch.");
 		return;
 	}
+	/*
+	 * The kernel's checks before it decrypts a slot (g_eli_ctl_resume),
+	 * made before the user key: only md_keys and the slots' cipher
+	 * matter, the device keeps the rest of what it was attached with.
+	 */
+	error = geli_metadata_check(&md, 0, geli_provider_sectorsize(src.prov));
 	mdsrc_close(&src);
+	a.prov = argv[0];
+	if (md.keys == 0)
+		error = -GELI_ENOKEYS;
+	else if (error != -GELI_EEALGO && error != -GELI_EKEYLEN)
+		error = 0;
+	if (error != 0) {
+		req_msg(OP_RESUME, GELI_STEP_NONE, error, &a);
+		geli_wipe(&md, sizeof(md));
+		return;
+	}
 	/* The request holds the user key: locked memory. */
 	req = geli_secure_alloc(sizeof(*req));
 	if (req == NULL) {

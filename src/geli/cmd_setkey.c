@@ -25,6 +25,18 @@ setkey_detached(struct opts *o, struct mdsrc *src, struct geli_metadata *md)
 		req_msg(OP_SETKEY, GELI_STEP_NONE, -GELI_ENOKEYS, &a);
 		goto out;
 	}
+	/*
+	 * FreeBSD's setkey looks at nothing else before the slots: a cipher
+	 * they cannot be decrypted with fails after the user key was made.
+	 * Here it fails before (a hostile record may ask for any number of
+	 * iterations), with the same words.
+	 */
+	error = geli_metadata_check(md, 0, src->prov != NULL ?
+	    geli_provider_sectorsize(src->prov) : 512);
+	if (error == -GELI_EEALGO || error == -GELI_EKEYLEN) {
+		req_msg(OP_SETKEY, GELI_STEP_READ, error, &a);
+		goto out;
+	}
 	/* The old key opens any slot. */
 	if (keysrc_new(o, false, &ks) != 0 || keysrc_ukey(ks, md, ukey) != 0)
 		goto out;

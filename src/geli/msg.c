@@ -50,6 +50,15 @@ static const struct row rows[] = {
 	  "Cannot decrypt Master Key: {err}.",
 	  "Cannot read metadata from {prov}." },
 
+	/*
+	 * Metadata no key can open (geli_metadata_check): the slot cipher
+	 * of the userland's g_eli_mkey_decrypt_any fails with EINVAL.
+	 */
+	{ OP_SETKEY, ANY_STEP, -GELI_EEALGO,
+	  "Cannot decrypt Master Key: Invalid argument.", NULL },
+	{ OP_SETKEY, ANY_STEP, -GELI_EKEYLEN,
+	  "Cannot decrypt Master Key: Invalid argument.", NULL },
+
 	/* delkey (§9.8). */
 	{ OP_DELKEY, ANY_STEP, -GELI_EKEYNOREQ,
 	  "Key number has to be specified.", NULL },
@@ -134,8 +143,30 @@ static const struct row rows[] = {
 	  "{prov}: {err}.", "Cannot read metadata from {prov}." },
 	{ OP_RESUME, ANY_STEP, -GELI_EWRONGKEY, "Wrong key for {prov}.", NULL },
 	{ OP_RESUME, ANY_STEP, ANY_CODE, "Cannot resume {name}.eli: {err}.", NULL },
+	/* The kernel's slot decryption fails as the userland's does. */
+	{ OP_RESUME, ANY_STEP, -GELI_EEALGO,
+	  "Cannot decrypt Master Key for {prov} (error={errno}).", NULL },
+	{ OP_RESUME, ANY_STEP, -GELI_EKEYLEN,
+	  "Cannot decrypt Master Key for {prov} (error={errno}).", NULL },
 	{ OP_DETACH, ANY_STEP, ANY_CODE,
 	  "Cannot destroy device {name}.eli (error={errno}).", NULL },
+
+	/*
+	 * attach (§9.2): the kernel's eli_metadata_crypto_supported, then its
+	 * slot decryption (g_eli_ctl_attach); FreeBSD has no check of the
+	 * sector size at attach, these are init's and onetime's words.
+	 */
+	{ OP_ATTACH, ANY_STEP, -GELI_EEALGO,
+	  "Invalid or unsupported algorithms.", NULL },
+	{ OP_ATTACH, ANY_STEP, -GELI_EAALGO,
+	  "Invalid or unsupported algorithms.", NULL },
+	{ OP_ATTACH, ANY_STEP, -GELI_EKEYLEN,
+	  "Cannot decrypt Master Key for {prov} (error={errno}).", NULL },
+	{ OP_ATTACH, ANY_STEP, -GELI_ESECTORSIZE, "Invalid sector size.", NULL },
+	{ OP_ATTACH, ANY_STEP, -GELI_ENOROOM, "Provider {prov} is too small.",
+	  NULL },
+	{ OP_ATTACH, ANY_STEP, ANY_CODE,
+	  "Cannot read metadata from {prov}: {err}.", NULL },
 
 	/* Any operation. */
 	{ OP_ANY, ANY_STEP, -GELI_EWRONGKEY, "Wrong key for {prov}.", NULL },

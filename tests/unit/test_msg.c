@@ -90,5 +90,24 @@ main(void)
 	    "Cannot write metadata to ada0: Provider smaller than one sector.");
 	is(OP_CLEAR, GELI_STEP_WRITE, -GELI_ENOMAGIC, false,
 	    "Cannot clear metadata on ada0: Invalid argument.");
+	/* Records refused before the key derivation (geli_metadata_check). */
+	is(OP_ATTACH, GELI_STEP_NONE, -GELI_EEALGO, false,
+	    "Invalid or unsupported algorithms.");
+	is(OP_ATTACH, GELI_STEP_NONE, -GELI_EAALGO, false,
+	    "Invalid or unsupported algorithms.");
+	is(OP_ATTACH, GELI_STEP_NONE, -GELI_EKEYLEN, false,
+	    "Cannot decrypt Master Key for ada0 (error=22).");
+	is(OP_ATTACH, GELI_STEP_NONE, -GELI_ESECTORSIZE, false,
+	    "Invalid sector size.");
+	is(OP_ATTACH, GELI_STEP_NONE, -GELI_ENOROOM, false,
+	    "Provider ada0 is too small.");
+	is(OP_SETKEY, GELI_STEP_READ, -GELI_EEALGO, false,
+	    "Cannot decrypt Master Key: Invalid argument.");
+	is(OP_SETKEY, GELI_STEP_READ, -GELI_EKEYLEN, false,
+	    "Cannot decrypt Master Key: Invalid argument.");
+	is(OP_RESUME, GELI_STEP_NONE, -GELI_EKEYLEN, false,
+	    "Cannot decrypt Master Key for ada0 (error=22).");
+	is(OP_RESUME, GELI_STEP_NONE, -GELI_ENOKEYS, false,
+	    "No valid keys on ada0.");
 	return tap_done();
 }

@@ -33,14 +33,23 @@ static const char *const errtext[GELI_ELAST - GELI_ENOMAGIC] = {
 	[GELI_EFLAGS - GELI_ENOMAGIC] = "Not a configurable flag",
 	[GELI_ERANDOM - GELI_ENOMAGIC] = "Random source failed",
 	[GELI_ECRYPTO - GELI_ENOMAGIC] = "Crypto library failed",
+	[GELI_EEALGO - GELI_ENOMAGIC] = "Unknown or unsupported encryption "
+	    "algorithm",
+	[GELI_EKEYLEN - GELI_ENOMAGIC] = "Invalid key length",
+	[GELI_EAALGO - GELI_ENOMAGIC] = "Unknown or unsupported "
+	    "authentication algorithm",
+	[GELI_ESECTORSIZE - GELI_ENOMAGIC] = "Invalid sector size",
+	[GELI_ENOROOM - GELI_ENOMAGIC] = "Provider too small for one sector",
 };
+/* test_admin checks that every code has a text of its own. */
 
 const char *
 geli_strerror(int code)
 {
 	if (code < 0)
 		code = -code;
-	if (code >= GELI_ENOMAGIC && code < GELI_ELAST)
+	if (code >= GELI_ENOMAGIC && code < GELI_ELAST &&
+	    errtext[code - GELI_ENOMAGIC] != NULL)
 		return errtext[code - GELI_ENOMAGIC];
 	return strerror(code);
 }

@@ -137,7 +137,8 @@ blocks_old_or_new() {
 # bad range, and with the mapping off all of the bad range fails.
 scan() {
 	local desc=$1 lo=${2:-0} len=${3:-0} fails wrong
-	dd if="$eli" of="$T/scan" bs=$B conv=noerror,sync status=none 2>"$T/scan.err"
+	# (status=none would keep the errors of conv=noerror quiet too)
+	dd if="$eli" of="$T/scan" bs=$B conv=noerror,sync 2>"$T/scan.err"
 	fails=$(grep -c "Input/output error" "$T/scan.err")
 	# Sectors that differ from the reference: failed (zeros) or wrong.
 	wrong=$(cmp -l "$T/scan" "$T/ref" 2>/dev/null | awk -v B=$B -v lo=$lo -v len=$len '

@@ -29,8 +29,9 @@ teardown(struct dmn *d)
 	int error;
 
 	if (d->loopdev[0] != '\0') {
-		error = loop_detach(d->loopdev);
-		if (error != 0)
+		error = loop_detach(d->loopdev, d->elipath);
+		/* -ENXIO: removed under us, and maybe someone else's now. */
+		if (error != 0 && error != -ENXIO)
 			dlog(d, "cannot detach %s: %s", d->loopdev,
 			    strerror(-error));
 		d->loopdev[0] = '\0';

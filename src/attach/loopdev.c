@@ -55,14 +55,45 @@ loop_attach(const char *file, uint32_t bs, bool readonly, char *dev,
 	return error;
 }
 
+/*
+ * Is the device on fd still backed by file?  A loop device removed under
+ * us (losetup -d) and set up again for something else keeps its name: it
+ * is then not ours to detach, resize or call busy.
+ */
+static bool
+backs(int fd, const char *file)
+{
+	struct loop_info64 info;
+	struct stat st;
+
+	return ioctl(fd, LOOP_GET_STATUS64, &info) == 0 &&
+	    stat(file, &st) == 0 && info.lo_device == (uint64_t)st.st_dev &&
+	    info.lo_inode == (uint64_t)st.st_ino;
+}
+
+/* dev opened, if it still backs file; -ENXIO when it does not. */
+static int
+open_ours(const char *dev, const char *file, int flags)
+{
+	int fd = open(dev, flags | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (!backs(fd, file)) {
+		close(fd);
+		return -ENXIO;
+	}
+	return fd;
+}
+
 int
-loop_detach(const char *dev)
+loop_detach(const char *dev, const char *file)
 {
 	int fd, error = 0;
 
-	fd = open(dev, O_RDONLY | O_CLOEXEC);
+	fd = open_ours(dev, file, O_RDONLY);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	for (int tries = 0; tries < 50; tries++) {
 		if (ioctl(fd, LOOP_CLR_FD) == 0) {
 			error = 0;
@@ -78,13 +109,13 @@ loop_detach(const char *dev)
 }
 
 int
-loop_set_capacity(const char *dev)
+loop_set_capacity(const char *dev, const char *file)
 {
 	int fd, error;
 
-	fd = open(dev, O_RDONLY | O_CLOEXEC);
+	fd = open_ours(dev, file, O_RDONLY);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	error = ioctl(fd, LOOP_SET_CAPACITY, 0) == 0 ? 0 : -errno;
 	close(fd);
 	return error;
@@ -126,10 +157,14 @@ open_elsewhere(const char *dev)
 }
 
 bool
-loop_in_use(const char *dev)
+loop_in_use(const char *dev, const char *file)
 {
 	int fd;
 
+	fd = open_ours(dev, file, O_RDONLY);
+	if (fd < 0)
+		return false;
+	close(fd);
 	/* A mount or another exclusive holder makes O_EXCL fail. */
 	fd = open(dev, O_RDONLY | O_EXCL | O_CLOEXEC);
 	if (fd < 0)

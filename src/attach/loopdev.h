@@ -10,10 +10,15 @@
 /* A free loop device backed by file, with logical block size bs (512..4096). */
 int loop_attach(const char *file, uint32_t bs, bool readonly, char *dev,
     size_t devlen);
-int loop_detach(const char *dev);
+/*
+ * The next three act on dev only while it is still backed by file (the
+ * device may have been removed and given to something else): -ENXIO, or
+ * false, when it is not.
+ */
+int loop_detach(const char *dev, const char *file);
 /* Re-read the backing file's size. */
-int loop_set_capacity(const char *dev);
+int loop_set_capacity(const char *dev, const char *file);
 /* True when something (a mount, a process other than us) holds the device. */
-bool loop_in_use(const char *dev);
+bool loop_in_use(const char *dev, const char *file);
 
 #endif

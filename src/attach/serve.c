@@ -82,8 +82,10 @@ be_write(void *arg, const void *buf, size_t len, uint64_t off)
 	struct dmn *d = arg;
 	ssize_t n = geli_volume_write(d->v, buf, len, off);
 
-	/* Writes past the end and to a read-only device are the caller's. */
-	if (n < 0 && n != -ENOSPC && n != -EROFS)
+	/* Writes past the end and to a read-only device are the caller's;
+	 * a provider that is full is the provider's. */
+	if (n < 0 && n != -EROFS &&
+	    !(n == -ENOSPC && off >= geli_volume_size(d->v)))
 		log_failed(d, "g_eli_write_done", "WRITE", (int)-n, off, len);
 	return n;
 }
@@ -164,7 +166,7 @@ dmn_busy(struct dmn *d)
 	opens = d->opens;
 	pthread_mutex_unlock(&d->lock);
 	if (d->loopdev[0] != '\0') {
-		if (loop_in_use(d->loopdev))
+		if (loop_in_use(d->loopdev, d->elipath))
 			return true;
 		return opens > 1;	/* the loop device's own open */
 	}
@@ -213,7 +215,8 @@ check_resize(struct dmn *d)
 		return;
 	}
 	fusefile_size_changed(d->ff);
-	if (d->loopdev[0] != '\0' && (error = loop_set_capacity(d->loopdev)) != 0)
+	if (d->loopdev[0] != '\0' &&
+	    (error = loop_set_capacity(d->loopdev, d->elipath)) != 0)
 		dlog(d, "%s.eli: Cannot resize %s: %s.", d->name, d->loopdev,
 		    strerror(-error));
 	dlog(d, "Device %s.eli size changed from %ju to %ju.", d->name,

@@ -38,7 +38,33 @@ ok() { n=$((n + 1)); echo "ok $n - $*"; }
 nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
 skip() { n=$((n + 1)); echo "ok $n # SKIP $*"; }
 diag() { sed 's/^/#   /'; }
-done_testing() { echo "1..$n"; [ "$failed" -eq 0 ]; }
+done_testing() { valgrind_verdict; echo "1..$n"; [ "$failed" -eq 0 ]; }
+
+# GELI_VALGRIND=1: every geli this test runs runs under valgrind's memcheck
+# (its reports in $T/vg, not on stderr, so that messages compare as they
+# are); the test ends with one more result: no errors, no definite leaks.
+if [ -n "${GELI_VALGRIND:-}" ]; then
+	mkdir -p "$T/vg"
+	cat >"$T/geli-vg" <<EOF
+#!/bin/sh
+exec valgrind -q --leak-check=full --errors-for-leak-kinds=definite \\
+	--show-leak-kinds=definite --log-file="$T/vg/%p.log" "$GELI" "\$@"
+EOF
+	chmod +x "$T/geli-vg"
+	GELI=$T/geli-vg
+fi
+valgrind_verdict() {
+	[ -n "${GELI_VALGRIND:-}" ] || return 0
+	local runs bad
+	runs=$(find "$T/vg" -name '*.log' | wc -l)
+	bad=$(find "$T/vg" -name '*.log' -size +0 | wc -l)
+	if [ "$runs" -gt 0 ] && [ "$bad" -eq 0 ]; then
+		ok "valgrind: $runs runs of geli, no errors, no definite leaks"
+	else
+		nok "valgrind: $bad of $runs runs of geli reported errors or leaks"
+		find "$T/vg" -name '*.log' -size +0 | head -n 3 | xargs -r cat | head -n 40 | diag
+	fi
+}
 
 # check DESC CMD...: ok when CMD succeeds.
 check() {

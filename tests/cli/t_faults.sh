@@ -5,7 +5,7 @@
 # on write of chosen ranges, short transfers and EINTR everywhere, fsync
 # failing, ENOSPC, the provider file cut short, a provider that is a loop
 # device deleted with losetup -d, the -L loop device deleted.  Each with the
-# mapped-read path on and off (off: GELI_NO_MMAP=1 for the daemon; skipped
+# mapped-read path on and off (off: GELI_MMAP=0 for the daemon; skipped
 # while the daemon has no such knob).  The user gets an error for the range
 # that failed and a line in the daemon's log, never wrong data, and the
 # daemon serves the rest.
@@ -69,7 +69,7 @@ fattach() {
 	: >"$log"
 	: >"$flog"
 	local nommap=()
-	[ "$mode" = off ] && nommap=(GELI_NO_MMAP=1)
+	[ "$mode" = off ] && nommap=(GELI_MMAP=0)
 	env "${nommap[@]+"${nommap[@]}"}" LD_PRELOAD="$preload" FAULT_PATH="$prov" \
 	    FAULT_LOG="$flog" "$@" "$GELI" attach -j "$T/pass" "$prov" >"$T/aout" 2>"$T/aerr"
 }
@@ -316,7 +316,7 @@ faults() {
 	lname=$(basename "$lp")
 	: >"$GELI_RUNDIR/$lname.log"
 	local nommap=()
-	[ "$mode" = off ] && nommap=(GELI_NO_MMAP=1)
+	[ "$mode" = off ] && nommap=(GELI_MMAP=0)
 	env "${nommap[@]+"${nommap[@]}"}" LD_PRELOAD="$preload" FAULT_PATH="$lp" \
 	    FAULT_LOG="$flog" FAULT_READ_EIO=$bad:$B "$GELI" attach -L -j "$T/pass" "$lp" >"$T/aout"
 	eloop=$(cat "$T/aout")
@@ -339,12 +339,12 @@ faults() {
 
 for mode in on off; do
 	if [ $mode = off ]; then
-		# The knob: GELI_NO_MMAP=1 in the environment of attach.
+		# The knob: GELI_MMAP=0 in the environment of attach.
 		fresh
 		fattach
 		if mapped "$prov"; then
 			"$GELI" detach "$name"
-			skip "[off] the daemon has no GELI_NO_MMAP knob: it maps the provider regardless"
+			skip "[off] the daemon has no GELI_MMAP=0 knob: it maps the provider regardless"
 			continue
 		fi
 		"$GELI" detach "$name"

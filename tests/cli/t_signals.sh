@@ -44,7 +44,7 @@ for sig in TERM INT; do
 	# each counted in done.$sig once it returned.
 	python3 "$T/writer.py" "$T/data" "$GELI_RUNDIR/$name.eli" "$T/done.$sig" &
 	w_pid=$!
-	sleep 0.4
+	wait_for test -s "$T/done.$sig"
 	kill -s "$sig" "$pid"
 	check "$sig: the daemon exits" wait_for fails kill -0 "$pid"
 	wait "$w_pid" 2>/dev/null
@@ -60,7 +60,7 @@ for sig in TERM INT; do
 	check "$sig: the provider was fsynced on the way out" \
 		grep -qE "f(data)?sync\(" "$T/strace.$sig"
 	# What the writer was told was written is on the provider.
-	done_bytes=$(( $(cat "$T/done.$sig") * 65536 ))
+	done_bytes=$(( $(cat "$T/done.$sig" 2>/dev/null || echo 0) * 65536 ))
 	check "$sig: the signal came while the writer was busy" \
 		test "$done_bytes" -gt 0 -a "$done_bytes" -lt $((16 << 20))
 	expect_ok "$sig: attach again" "$GELI" attach -r -j "$T/pass" "$p"

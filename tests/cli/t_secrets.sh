@@ -24,6 +24,48 @@ install -m 666 /dev/null "$T/b.bk2"
 geli init -B "$T/b.bk2" -i 1000 -J "$T/pass" "$T/b" >/dev/null
 check "init -B over an existing 0666 file: 0600" test "$(stat -c %a "$T/b.bk2")" = 600
 
+# ---- What the command line leaves behind when it exits ---------------------
+# exitscan.so counts, at exit, the patterns still in the process's memory.
+scan=${GELI_EXITSCAN:-${GELI_BUILD:-}/tests/fault/exitscan.so}
+preload=$scan
+if [ -n "${GELI_SANITIZED:-}" ]; then
+	asan=$(ldd "$GELI" | awk '/libasan/ { print $3 }')
+	[ -n "$asan" ] && preload=$asan:$scan
+fi
+hex() { od -An -tx1 | tr -d ' \n'; }
+# left PATTERNFILE CMD...: CMD under the scan; its counts in $left.
+left() {
+	local pats=$1; shift
+	rm -f "$T/left"
+	LD_PRELOAD=$preload EXITSCAN_PATTERNS=$pats EXITSCAN_OUT=$T/left \
+		"$@" >/dev/null 2>&1 </dev/null
+	left=$(cat "$T/left" 2>/dev/null)
+}
+if [ -f "$scan" ]; then
+	passfile "$T/cpass" "command line secret 91c2"
+	passfile "$T/cpass2" "the new one 55e0"
+	head -c 64 /dev/urandom >"$T/ckf"
+	head -c 64 /dev/urandom >"$T/ckf2"
+	{ head -n 1 "$T/cpass" | tr -d '\n' | hex; echo; hex <"$T/ckf"; echo
+	  head -n 1 "$T/cpass2" | tr -d '\n' | hex; echo; hex <"$T/ckf2"; echo
+	  printf '%s' "$T/c" | hex; echo; } >"$T/cpats"
+	mkprov "$T/c" 1M
+	left "$T/cpats" "$GELI" init -B none -i 1000 -K "$T/ckf" -J "$T/cpass" "$T/c"
+	check "init: the provider's path, from argv, is found (the scan works: $left)" \
+		test "$(echo "$left" | awk '{ print $5 }')" -ge 1
+	check "init leaves neither the passphrase nor the keyfile in its memory ($left)" \
+		test "$(echo "$left" | awk '{ print $1 + $2 }')" = 0
+	left "$T/cpats" "$GELI" attach -C -k "$T/ckf" -j "$T/cpass" "$T/c"
+	check "attach -C leaves neither in its memory ($left)" \
+		test -n "$left" -a "$(echo "$left" | awk '{ print $1 + $2 }')" = 0
+	left "$T/cpats" "$GELI" setkey -n 1 -k "$T/ckf" -j "$T/cpass" -K "$T/ckf2" -J "$T/cpass2" "$T/c"
+	check "setkey leaves no old or new passphrase or keyfile in its memory ($left)" \
+		test -n "$left" -a "$(echo "$left" | awk '{ print $1 + $2 + $3 + $4 }')" = 0
+	check "... and the new key opens slot 1" key_opens "$T/c" 1 -k "$T/ckf2" -j "$T/cpass2"
+else
+	skip "no exitscan.so (build the tests)"
+fi
+
 need_fuse || { done_testing; exit; }
 
 # The user key and the Master Key of slot 0 (AES-XTS-128: the slot is

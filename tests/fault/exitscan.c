@@ -6,7 +6,8 @@
  * line) is still in the process's writable memory, and write the counts,
  * one line, to $EXITSCAN_OUT.  That is what a program left of the secrets
  * it read: "wiped after use" means 0.  The patterns themselves live in a
- * mapping of their own that the scan leaves out.
+ * mapping of their own that the scan leaves out, and so are regions over
+ * 1 GiB (AddressSanitizer's shadow memory).
  */
 #include <fcntl.h>
 #include <stdbool.h>
@@ -115,6 +116,9 @@ exitscan(void)
 			continue;
 		if (a == (unsigned long)(uintptr_t)p)
 			continue;	/* the patterns themselves */
+		/* A sanitizer's shadow: terabytes reserved, nothing of ours. */
+		if (b - a > (1ul << 30))
+			continue;
 		scan(p, mem, a, b);
 	}
 	fclose(maps);

@@ -14,12 +14,13 @@ int
 bench_parse_mib(const char *s, uint64_t *bytes)
 {
 	char *end;
-	uint64_t size;
+	unsigned long long mib;
 
-	size = strtoull(s, &end, 10) << 20;
-	if (*end != '\0' || size < (4u << 20) || size > (64ull << 30))
+	/* In range before the shift: 2^44 + 4 MiB is not 4 MiB. */
+	mib = strtoull(s, &end, 10);
+	if (*end != '\0' || mib < 4 || mib > 65536)
 		return -1;
-	*bytes = size;
+	*bytes = (uint64_t)mib << 20;
 	return 0;
 }
 
@@ -30,6 +31,9 @@ bench_parse_bs(const char *s, size_t *bytes)
 	size_t bs;
 
 	bs = (size_t)strtoul(s, &end, 10);
+	/* No shift past the largest value: it would wrap into range. */
+	if (bs > (64u << 20))
+		return -1;
 	if (*end == 'k' || *end == 'K')
 		bs <<= 10, end++;
 	else if (*end == 'm' || *end == 'M')
@@ -84,7 +88,8 @@ bench_parse_layout(const char *s, int *nvdev, char *kind, size_t klen,
 		w = w ? w : 5;
 	else
 		return -1;
-	if (n < 1 || w < 1 || n * w > BENCH_MAXPROV)
+	if (n < 1 || w < 1 || n > BENCH_MAXPROV || w > BENCH_MAXPROV ||
+	    n * w > BENCH_MAXPROV)
 		return -1;
 	snprintf(kind, klen, "%s", k);
 	*nvdev = n;

@@ -7,7 +7,9 @@
 #   ./run.sh test    install what is missing, build (plain and with
 #                    AddressSanitizer + UBSan), run every test in both,
 #                    and the crypto and data-path tests again with the
-#                    OpenSSL backend (GELI_CRYPTO=openssl)
+#                    OpenSSL backend (GELI_CRYPTO=openssl); then build the
+#                    libFuzzer harnesses (clang, -Dfuzz=true) and run each
+#                    for a minute (tests/run-fuzz)
 #   ./run.sh build   install what is missing and build
 #
 # The last line of "test" is "N passed, N failed, N skipped"; its exit status
@@ -17,6 +19,8 @@ cd "$(dirname "$0")"
 
 BUILD_PKGS=(gcc meson ninja-build pkg-config libgcrypt20-dev libssl-dev libfuse3-dev fuse3)
 TEST_PKGS=(python3 openssl util-linux coreutils e2fsprogs mtools grub-common fio strace zfs-fuse systemd valgrind)
+# The fuzzers: clang (CC=clang) and its runtimes (libclang_rt.fuzzer).
+FUZZ_PKGS=(clang clang-14 libclang-rt-14-dev)
 
 install_missing() {
 	local missing=() p
@@ -53,8 +57,19 @@ demo() {
 OPENSSL_PASS=(test_admin test_backends test_crypto test_metadata test_mkey
 	test_volume test_workers t_secrets t_crypto t_matrix t_attach t_compat t_fixtures t_fio t_oracle)
 
+# The closing "N passed, N failed, N skipped" of a log into the totals (a
+# log without one is a failure).
+add_counts() {
+	local line
+	line=$(tail -n 1 "$1" | grep -E '^[0-9]+ passed, [0-9]+ failed' ||
+		echo "0 passed, 1 failed, 0 skipped")
+	total_p=$((total_p + $(echo "$line" | awk '{print $1}')))
+	total_f=$((total_f + $(echo "$line" | awk '{print $3}')))
+	total_s=$((total_s + $(echo "$line" | awk '{print $5}')))
+}
+
 run_tests() {
-	local total_p=0 total_f=0 total_s=0 line pass b log
+	local total_p=0 total_f=0 total_s=0 pass b log
 	for pass in build build-asan "build openssl"; do
 		b=${pass% *}
 		log=$b/suite.log
@@ -74,12 +89,12 @@ run_tests() {
 			echo "== tests in $b"
 			tests/run-suite "$b" | tee "$log" || true
 		fi
-		line=$(tail -n 1 "$log" | grep -E '^[0-9]+ passed, [0-9]+ failed' ||
-			echo "0 passed, 1 failed, 0 skipped")
-		total_p=$((total_p + $(echo "$line" | awk '{print $1}')))
-		total_f=$((total_f + $(echo "$line" | awk '{print $3}')))
-		total_s=$((total_s + $(echo "$line" | awk '{print $5}')))
+		add_counts "$log"
 	done
+	# The fuzzers, a minute each (GELI_FUZZ_SECONDS), one at a time.
+	echo "== fuzzers in build-fuzz"
+	tests/run-fuzz build-fuzz | tee build-fuzz/fuzz.log || true
+	add_counts build-fuzz/fuzz.log
 	echo "$total_p passed, $total_f failed, $total_s skipped"
 	[ "$total_f" -eq 0 ]
 }
@@ -91,9 +106,10 @@ demo)
 	demo
 	;;
 test)
-	install_missing "${BUILD_PKGS[@]}" "${TEST_PKGS[@]}"
+	install_missing "${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${FUZZ_PKGS[@]}"
 	build build
 	build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+	CC=clang build build-fuzz -Dfuzz=true
 	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 	export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 	run_tests

@@ -233,7 +233,8 @@ parse_options(int argc, char **argv, struct bench_opts *o)
 		{ "aesni-off", no_argument, NULL, 'H' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *end, *tok, *save;
+	const char *tok;
+	char *end;
 	int ch;
 
 	optind = 1;
@@ -253,8 +254,7 @@ parse_options(int argc, char **argv, struct bench_opts *o)
 				return bad("seconds", optarg);
 			break;
 		case 'S':
-			o->size = strtoull(optarg, &end, 10) << 20;
-			if (*end != '\0' || o->size < (4u << 20) || o->size > (64ull << 30)) {
+			if (bench_parse_mib(optarg, &o->size) != 0) {
 				fprintf(stderr, "geli: Invalid value for --size: %s (4 to 65536 MiB).\n",
 				    optarg);
 				return 1;
@@ -262,19 +262,13 @@ parse_options(int argc, char **argv, struct bench_opts *o)
 			break;
 		case 's':
 		case 'Z':
-			o->nsizes = 0;
-			for (tok = strtok_r(optarg, ",", &save); tok != NULL;
-			    tok = strtok_r(NULL, ",", &save)) {
-				unsigned long v = strtoul(tok, &end, 10);
-				if (*end != '\0' || v < 512 || v > 65536 || (v & (v - 1)) != 0 ||
-				    o->nsizes == 8) {
-					fprintf(stderr, "geli: Invalid sector size: %s.\n", tok);
-					return 1;
-				}
-				o->sizes[o->nsizes++] = (uint32_t)v;
+			if (bench_parse_sizes(optarg, o->sizes, 8, &o->nsizes,
+			    &tok) != 0) {
+				if (*tok == '\0')
+					return bad("sector-sizes", "");
+				fprintf(stderr, "geli: Invalid sector size: %s.\n", tok);
+				return 1;
 			}
-			if (o->nsizes == 0)
-				return bad("sector-sizes", "");
 			o->sectorsize = o->sizes[0];
 			break;
 		case 'T':
@@ -327,12 +321,7 @@ parse_options(int argc, char **argv, struct bench_opts *o)
 			o->pool = optarg;
 			break;
 		case 'B':
-			o->bs = (size_t)strtoul(optarg, &end, 10);
-			if (*end == 'k' || *end == 'K')
-				o->bs <<= 10, end++;
-			else if (*end == 'm' || *end == 'M')
-				o->bs <<= 20, end++;
-			if (*end != '\0' || o->bs < 4096 || o->bs > (64u << 20) || o->bs % 4096 != 0)
+			if (bench_parse_bs(optarg, &o->bs) != 0)
 				return bad("bs", optarg);
 			break;
 		case 'C':

@@ -12,48 +12,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "geli.h"
 #include "spawn.h"
 #include "stats.h"
 #include "study.h"
 #include "volumes.h"
 
-#define MAXPROV 32	/* providers in a pool (parse_layout) */
-
-/*
- * LAYOUT is NxKIND[:WIDTH]: N vdevs of KIND (stripe, mirror, raidz, raidz2,
- * raidz3), WIDTH providers each (defaults 1, 2, 3, 4, 5): the studies'
- * 4xmirror, 2xraidz2 and 1xraidz2:8.
- */
-static int
-parse_layout(const char *s, int *nvdev, char *kind, size_t klen, int *width)
-{
-	char k[16];
-	int n, w = 0, used = 0;
-
-	if (sscanf(s, "%dx%15[a-z0-9]%n", &n, k, &used) != 2)
-		return -1;
-	if (s[used] == ':' && sscanf(s + used + 1, "%d", &w) != 1)
-		return -1;
-	if (strcmp(k, "stripe") == 0)
-		w = w ? w : 1;
-	else if (strcmp(k, "mirror") == 0)
-		w = w ? w : 2;
-	else if (strcmp(k, "raidz") == 0 || strcmp(k, "raidz1") == 0)
-		w = w ? w : 3;
-	else if (strcmp(k, "raidz2") == 0)
-		w = w ? w : 4;
-	else if (strcmp(k, "raidz3") == 0)
-		w = w ? w : 5;
-	else
-		return -1;
-	if (n < 1 || w < 1 || n * w > 32)
-		return -1;
-	snprintf(kind, klen, "%s", k);
-	*nvdev = n;
-	*width = w;
-	return 0;
-}
+#define MAXPROV BENCH_MAXPROV
 
 /* bonnie++'s block phases on one file: write, rewrite, read (MB/s). */
 static int
@@ -294,7 +260,7 @@ bench_pool(const struct bench_opts *o)
 	uint8_t *buf;
 	int error = 0;
 
-	if (parse_layout(o->pool, &pl.nvdev, pl.kind, sizeof(pl.kind), &pl.width) != 0) {
+	if (bench_parse_layout(o->pool, &pl.nvdev, pl.kind, sizeof(pl.kind), &pl.width) != 0) {
 		fprintf(stderr, "geli: Invalid pool layout: %s (NxKIND[:WIDTH], KIND one of "
 		    "stripe, mirror, raidz, raidz2, raidz3).\n", o->pool);
 		return 1;

@@ -34,6 +34,24 @@ struct opts {
 	int nmulti[128];
 };
 
+/* What went wrong: the text geli prints as "geli: <msg>", and whether the
+ * usage follows. */
+struct opt_error {
+	char msg[128];
+	bool usage;
+};
+
+/*
+ * Parse argv (argv[0] the verb) by spec, with -v when takes_v (*verbose set
+ * true), defaults filled in and required options checked: the index of the
+ * first operand, or -1 with err.  Neither prints nor exits (opts.c).
+ */
+int opts_parse(const struct opt_spec *spec, bool takes_v, struct opts *o,
+    int argc, char **argv, bool *verbose, struct opt_error *err);
+/* expand_number(3): an integer with an optional k/m/g/t/p/e suffix (and
+ * b); 0, or -1 with errno EINVAL or ERANGE. */
+int expand_number(const char *s, intmax_t *out);
+
 bool opt_bool(const struct opts *o, char ch);
 intmax_t opt_num(const struct opts *o, char ch);
 const char *opt_str(const struct opts *o, char ch);

@@ -4,8 +4,6 @@
  * and the request-error convention shared by every verb.
  */
 #include <errno.h>
-#include <getopt.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,163 +249,24 @@ cmd_help(struct opts *o, int argc, char **argv)
 
 /* ---- Options ----------------------------------------------------------------- */
 
-static const struct opt_spec *
-opt_find(const struct opt_spec *spec, char ch)
-{
-	for (; spec->ch != 0; spec++)
-		if (spec->ch == ch)
-			return spec;
-	return NULL;
-}
-
-/* expand_number(3): an integer with an optional k/m/g/t/p/e suffix. */
-static int
-expand_number(const char *s, intmax_t *out)
-{
-	char *end;
-	intmax_t v;
-	int shift;
-
-	errno = 0;
-	v = strtoimax(s, &end, 0);
-	if (errno != 0)
-		return -1;
-	if (end == s) {
-		errno = EINVAL;
-		return -1;
-	}
-	switch (*end) {
-	case '\0': shift = 0; break;
-	case 'k': case 'K': shift = 10; break;
-	case 'm': case 'M': shift = 20; break;
-	case 'g': case 'G': shift = 30; break;
-	case 't': case 'T': shift = 40; break;
-	case 'p': case 'P': shift = 50; break;
-	case 'e': case 'E': shift = 60; break;
-	default:
-		errno = EINVAL;
-		return -1;
-	}
-	if (shift != 0) {
-		end++;
-		if (*end == 'b' || *end == 'B')
-			end++;
-	}
-	if (*end != '\0') {
-		errno = EINVAL;
-		return -1;
-	}
-	if (shift != 0 && (v > (INTMAX_MAX >> shift) ||
-	    v < (INTMAX_MIN >> shift))) {
-		errno = ERANGE;
-		return -1;
-	}
-	*out = v * ((intmax_t)1 << shift);
-	return 0;
-}
-
-static void
-opt_set(struct opts *o, const struct opt_spec *s, const char *val)
-{
-	int ch = s->ch;
-
-	if (o->given[ch] && s->type != OPT_MULTI)
-		die("Option '%c' specified twice.", ch);
-	o->given[ch] = true;
-	switch (s->type) {
-	case OPT_BOOL:
-		o->flag[ch] = true;
-		break;
-	case OPT_NUM:
-		if (expand_number(val, &o->num[ch]) != 0)
-			die("Invalid value for '%c' argument: %s", ch,
-			    strerror(errno));
-		break;
-	case OPT_STR:
-		o->str[ch] = val;
-		break;
-	case OPT_MULTI:
-		if (o->nmulti[ch] >= OPT_MULTI_MAX)
-			die("Too many '%c' options.", ch);
-		o->multi[ch][o->nmulti[ch]++] = val;
-		break;
-	}
-}
-
 static int
 parse_options(const struct cmd *c, struct opts *o, int argc, char **argv)
 {
-	char optstr[64];
-	size_t n = 0;
-	int ch;
+	struct opt_error err;
+	bool v = false;
+	int n;
 
-	optstr[n++] = '+';
-	optstr[n++] = ':';
-	for (const struct opt_spec *s = c->opts; s->ch != 0; s++) {
-		optstr[n++] = s->ch;
-		if (s->type != OPT_BOOL)
-			optstr[n++] = ':';
-	}
-	if (c->flags & CMD_VERBOSE)
-		optstr[n++] = 'v';
-	optstr[n] = '\0';
-
-	o->spec = c->opts;
-	optind = 1;
-	while ((ch = getopt(argc, argv, optstr)) != -1) {
-		if (ch == 'v' && (c->flags & CMD_VERBOSE)) {
-			verbose = 1;
-			continue;
-		}
-		if (ch == '?' || ch == ':') {
-			if (ch == ':')
-				warnmsg("option requires an argument -- %c",
-				    optopt);
-			else
-				warnmsg("illegal option -- %c", optopt);
+	n = opts_parse(c->opts, (c->flags & CMD_VERBOSE) != 0, o, argc, argv,
+	    &v, &err);
+	if (v)
+		verbose = 1;
+	if (n < 0) {
+		warnmsg("%s", err.msg);
+		if (err.usage)
 			usage();
-		}
-		opt_set(o, opt_find(c->opts, (char)ch), optarg);
+		exit(EXIT_FAILURE);
 	}
-	/* Defaults, and required options. */
-	for (const struct opt_spec *s = c->opts; s->ch != 0; s++) {
-		if (o->given[(int)s->ch] || s->type == OPT_BOOL ||
-		    s->type == OPT_MULTI)
-			continue;
-		if (s->def == NULL)
-			die("Option '%c' not specified.", s->ch);
-		if (s->type != OPT_NUM)
-			o->str[(int)s->ch] = s->def;
-		/* The defaults are the table's constants: a bad one is a bug. */
-		else if (expand_number(s->def, &o->num[(int)s->ch]) != 0)
-			die("Invalid default for option '%c': %s.", s->ch, s->def);
-	}
-	return optind;
-}
-
-bool
-opt_bool(const struct opts *o, char ch)
-{
-	return o->flag[(int)ch];
-}
-
-intmax_t
-opt_num(const struct opts *o, char ch)
-{
-	return o->num[(int)ch];
-}
-
-const char *
-opt_str(const struct opts *o, char ch)
-{
-	return o->str[(int)ch] != NULL ? o->str[(int)ch] : "";
-}
-
-int
-opt_multi(const struct opts *o, char ch, const char *const **list)
-{
-	*list = o->multi[(int)ch];
-	return o->nmulti[(int)ch];
+	return n;
 }
 
 /* ---- Provider names ------------------------------------------------------------ */

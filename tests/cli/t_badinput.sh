@@ -149,4 +149,16 @@ else
 	skip "cannot mount a tmpfs here"
 fi
 
+# geli bench's option values: no number wraps into range (found by
+# fuzz/fuzz_opts.c; the seeds fuzz/corpus/opts/regress-*).
+expect_err "bench --size 2^44+4 MiB is not 4 MiB" \
+	"geli: Invalid value for --size: 17592186044420 (4 to 65536 MiB)." \
+	-- "$GELI" bench --size 17592186044420
+expect_err "bench --bs 2^54+4 KiB is not 4 KiB" \
+	"geli: Invalid value for --bs: 18014398509481988k." \
+	-- "$GELI" bench --bs 18014398509481988k
+expect_err "bench --pool 65536xstripe:65536 (a product past int)" \
+	"geli: Invalid pool layout: 65536xstripe:65536 (NxKIND[:WIDTH], KIND one of stripe, mirror, raidz, raidz2, raidz3)." \
+	-- "$GELI" bench --pool 65536xstripe:65536
+
 done_testing

@@ -452,6 +452,30 @@ cmd_suspend(struct opts *o, int argc, char **argv)
 	}
 }
 
+/*
+ * The provider device name serves, as arg names it when arg is that
+ * provider (messages then say what was given), else as the daemon has it.
+ */
+static const char *
+served_provider(const char *arg, const char *name, char *buf, size_t len)
+{
+	char rp1[4096], rp2[4096], pbuf[4096];
+	struct ctl_status *st;
+	const char *p = arg;
+
+	st = malloc(sizeof(*st));
+	if (st == NULL)
+		return arg;
+	if (ctl_status(name, st) == 0 &&
+	    !(realpath(prov_path(arg, pbuf, sizeof(pbuf)), rp1) != NULL &&
+	    realpath(st->provpath, rp2) != NULL && strcmp(rp1, rp2) == 0)) {
+		snprintf(buf, len, "%s", st->provpath);
+		p = buf;
+	}
+	free(st);
+	return p;
+}
+
 void
 cmd_resume(struct opts *o, int argc, char **argv)
 {
@@ -459,7 +483,7 @@ cmd_resume(struct opts *o, int argc, char **argv)
 	struct ctl_request *req;
 	struct keysrc *ks = NULL;
 	struct mdsrc src;
-	char name[256];
+	char name[256], prov[1024];
 
 	if (argc != 1) {
 		req_error("Invalid number of arguments.");
@@ -473,7 +497,10 @@ cmd_resume(struct opts *o, int argc, char **argv)
 		req_error("Device %s.eli is not suspended.", name);
 		return;
 	}
-	if (mdsrc_open_provider(&src, argv[0], false, &md) != 0)
+	/* The metadata of the provider the daemon serves: a device name
+	 * ("x", "x.eli") is no path to it. */
+	if (mdsrc_open_provider(&src, served_provider(argv[0], name, prov,
+	    sizeof(prov)), false, &md) != 0)
 		return;
 	if (md.provsize != geli_provider_mediasize(src.prov)) {
 		mdsrc_close(&src);

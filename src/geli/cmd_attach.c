@@ -5,6 +5,8 @@
  * daemon (src/attach/daemon.c); these verbs start it or talk to it.
  */
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,6 +152,41 @@ ensure_rundir(void)
 	return 0;
 }
 
+/*
+ * Attaches take turns from the stale-file check until their daemon has
+ * answered: otherwise a second attach of a provider finds the first one's
+ * daemon starting (its .eli made, its socket not yet bound), takes its files
+ * for stale and removes them, and both fail.  A POSIX lock: the daemon, a
+ * forked child, does not inherit it, and it ends with this process.
+ */
+static int
+start_lock(void)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	char path[4096];
+	int fd;
+
+	if (rundir_path(".attach", ".lock", path, sizeof(path)) != 0)
+		return -1;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	while (fcntl(fd, F_SETLKW, &fl) != 0) {
+		if (errno != EINTR) {
+			close(fd);
+			return -1;	/* no turns, as before */
+		}
+	}
+	return fd;
+}
+
+static void
+start_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
 /* ---- attach ------------------------------------------------------------------------ */
 
 static void
@@ -160,7 +197,7 @@ attach_one(struct opts *o, struct keysrc *ks, const char *prov)
 	uint8_t *ukey = NULL, *mkey = NULL;
 	char name[256], path[4096], buf[4096], loopdev[64], msg[1200];
 	intmax_t keyno = opt_num(o, 'n');
-	int error, used;
+	int error, used, lk = -1;
 
 	memset(&r, 0, sizeof(r));
 	name_of(prov, name, sizeof(name));
@@ -206,14 +243,15 @@ attach_one(struct opts *o, struct keysrc *ks, const char *prov)
 	}
 	if (opt_bool(o, 'C'))
 		goto out;	/* -C: the key is right; attach nothing */
+	if (ensure_rundir() != 0)
+		goto out;
+	lk = start_lock();
 	clean_stale(name);
 	if (rundir_path(name, ".ctl", path, sizeof(path)) == 0 &&
 	    access(path, F_OK) == 0) {
 		req_error("Provider %s.eli already exists.", name);
 		goto out;
 	}
-	if (ensure_rundir() != 0)
-		goto out;
 	r.prov = prov;
 	/* The daemon runs in /: it needs the absolute path. */
 	if (realpath(prov_path(prov, buf, sizeof(buf)), path) == NULL) {
@@ -237,6 +275,7 @@ attach_one(struct opts *o, struct keysrc *ks, const char *prov)
 	if (r.loop)
 		printf("%s\n", loopdev);
 out:
+	start_unlock(lk);
 	mdsrc_close(&src);
 	geli_secure_free(ukey);
 	geli_secure_free(mkey);
@@ -283,7 +322,7 @@ cmd_onetime(struct opts *o, int argc, char **argv)
 	char name[256], path[4096], buf[4096], loopdev[64], msg[1200];
 	intmax_t val;
 	uint32_t psize;
-	int error;
+	int error, lk;
 
 	if (argc != 1) {
 		req_error(argc < 1 ? "Too few arguments." : "Invalid number of arguments.");
@@ -362,22 +401,26 @@ cmd_onetime(struct opts *o, int argc, char **argv)
 		return;
 	}
 	name_of(argv[0], name, sizeof(name));
+	if (ensure_rundir() != 0)
+		return;
+	lk = start_lock();
 	clean_stale(name);
 	if (rundir_path(name, ".ctl", path, sizeof(path)) == 0 &&
 	    access(path, F_OK) == 0) {
+		start_unlock(lk);
 		req_error("Provider %s.eli already exists.", name);
 		return;
 	}
-	if (ensure_rundir() != 0)
-		return;
 	mkey = geli_secure_alloc(GELI_MKEY_DATALEN);
 	if (mkey == NULL || geli_random_key(mkey, GELI_MKEY_DATALEN) != 0) {
+		start_unlock(lk);
 		geli_secure_free(mkey);
 		req_error("Cannot generate a key.");
 		return;
 	}
 	r.prov = argv[0];
 	if (realpath(prov_path(argv[0], buf, sizeof(buf)), path) == NULL) {
+		start_unlock(lk);
 		geli_secure_free(mkey);
 		req_error("Cannot open %s: %s.", argv[0], strerror(errno));
 		return;
@@ -391,6 +434,7 @@ cmd_onetime(struct opts *o, int argc, char **argv)
 		req_error("%s", msg);
 	else if (r.loop)
 		printf("%s\n", loopdev);
+	start_unlock(lk);
 	geli_secure_free(mkey);
 }
 

@@ -13,7 +13,7 @@ is outside the volume).  Each record carries its block number and
 generation, and its payload is a function of the two, so a block can be
 checked on its own.  Generations start at G and grow by one per write call.
 The writer stops at the first error (the daemon was killed: EIO, ENOTCONN)
-or after S seconds, and prints the next generation it would have used.
+or after S seconds or a SIGTERM, and prints the next generation it would have used.
 FILE is created after the first write (the load is running).
 
 verify: every block LOG names must hold an intact record of that block whose
@@ -25,6 +25,7 @@ import argparse
 import hashlib
 import os
 import random
+import signal
 import struct
 import sys
 import time
@@ -54,10 +55,14 @@ def write(a):
     gen = a.gen
     pos = rnd.randrange(a.blocks)
     pending = []
-    end = time.monotonic() + a.seconds
+    end = [time.monotonic() + a.seconds]
+
+    def stop(*_):
+        end[0] = 0     # SIGTERM: stop after the write under way
+    signal.signal(signal.SIGTERM, stop)
     every = rnd.randint(1, 8)
     try:
-        while time.monotonic() < end:
+        while time.monotonic() < end[0]:
             if a.mode == "rand":
                 first, count = rnd.randrange(a.blocks), 1
             else:

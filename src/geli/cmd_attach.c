@@ -5,6 +5,8 @@
  * daemon (src/attach/daemon.c); these verbs start it or talk to it.
  */
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,6 +161,41 @@ mmap_off(void)
 	return v != NULL && strcmp(v, "0") == 0;
 }
 
+/*
+ * Attaches take turns from the stale-file check until their daemon has
+ * answered: otherwise a second attach of a provider finds the first one's
+ * daemon starting (its .eli made, its socket not yet bound), takes its files
+ * for stale and removes them, and both fail.  A POSIX lock: the daemon, a
+ * forked child, does not inherit it, and it ends with this process.
+ */
+static int
+start_lock(void)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	char path[4096];
+	int fd;
+
+	if (rundir_path(".attach", ".lock", path, sizeof(path)) != 0)
+		return -1;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	while (fcntl(fd, F_SETLKW, &fl) != 0) {
+		if (errno != EINTR) {
+			close(fd);
+			return -1;	/* no turns, as before */
+		}
+	}
+	return fd;
+}
+
+static void
+start_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
 /* ---- attach ------------------------------------------------------------------------ */
 
 static void
@@ -169,7 +206,7 @@ attach_one(struct opts *o, struct keysrc *ks, const char *prov)
 	uint8_t *ukey = NULL, *mkey = NULL;
 	char name[256], path[4096], buf[4096], loopdev[64], msg[1200];
 	intmax_t keyno = opt_num(o, 'n');
-	int error, used;
+	int error, used, lk = -1;
 
 	memset(&r, 0, sizeof(r));
 	name_of(prov, name, sizeof(name));
@@ -219,14 +256,15 @@ attach_one(struct opts *o, struct keysrc *ks, const char *prov)
 	}
 	if (opt_bool(o, 'C'))
 		goto out;	/* -C: the key is right; attach nothing */
+	if (ensure_rundir() != 0)
+		goto out;
+	lk = start_lock();
 	clean_stale(name);
 	if (rundir_path(name, ".ctl", path, sizeof(path)) == 0 &&
 	    access(path, F_OK) == 0) {
 		req_error("Provider %s.eli already exists.", name);
 		goto out;
 	}
-	if (ensure_rundir() != 0)
-		goto out;
 	r.prov = prov;
 	/* The daemon runs in /: it needs the absolute path. */
 	if (realpath(prov_path(prov, buf, sizeof(buf)), path) == NULL) {
@@ -251,6 +289,7 @@ attach_one(struct opts *o, struct keysrc *ks, const char *prov)
 	if (r.loop)
 		printf("%s\n", loopdev);
 out:
+	start_unlock(lk);
 	mdsrc_close(&src);
 	geli_secure_free(ukey);
 	geli_secure_free(mkey);
@@ -297,7 +336,7 @@ cmd_onetime(struct opts *o, int argc, char **argv)
 	char name[256], path[4096], buf[4096], loopdev[64], msg[1200];
 	intmax_t val;
 	uint32_t psize;
-	int error;
+	int error, lk;
 
 	if (argc != 1) {
 		req_error(argc < 1 ? "Too few arguments." : "Invalid number of arguments.");
@@ -381,22 +420,26 @@ cmd_onetime(struct opts *o, int argc, char **argv)
 		return;
 	}
 	name_of(argv[0], name, sizeof(name));
+	if (ensure_rundir() != 0)
+		return;
+	lk = start_lock();
 	clean_stale(name);
 	if (rundir_path(name, ".ctl", path, sizeof(path)) == 0 &&
 	    access(path, F_OK) == 0) {
+		start_unlock(lk);
 		req_error("Provider %s.eli already exists.", name);
 		return;
 	}
-	if (ensure_rundir() != 0)
-		return;
 	mkey = geli_secure_alloc(GELI_MKEY_DATALEN);
 	if (mkey == NULL || geli_random_key(mkey, GELI_MKEY_DATALEN) != 0) {
+		start_unlock(lk);
 		geli_secure_free(mkey);
 		req_error("Cannot generate a key.");
 		return;
 	}
 	r.prov = argv[0];
 	if (realpath(prov_path(argv[0], buf, sizeof(buf)), path) == NULL) {
+		start_unlock(lk);
 		geli_secure_free(mkey);
 		req_error("Cannot open %s: %s.", argv[0], strerror(errno));
 		return;
@@ -411,6 +454,7 @@ cmd_onetime(struct opts *o, int argc, char **argv)
 		req_error("%s", msg);
 	else if (r.loop)
 		printf("%s\n", loopdev);
+	start_unlock(lk);
 	geli_secure_free(mkey);
 }
 
@@ -472,6 +516,30 @@ cmd_suspend(struct opts *o, int argc, char **argv)
 	}
 }
 
+/*
+ * The provider device name serves, as arg names it when arg is that
+ * provider (messages then say what was given), else as the daemon has it.
+ */
+static const char *
+served_provider(const char *arg, const char *name, char *buf, size_t len)
+{
+	char rp1[4096], rp2[4096], pbuf[4096];
+	struct ctl_status *st;
+	const char *p = arg;
+
+	st = malloc(sizeof(*st));
+	if (st == NULL)
+		return arg;
+	if (ctl_status(name, st) == 0 &&
+	    !(realpath(prov_path(arg, pbuf, sizeof(pbuf)), rp1) != NULL &&
+	    realpath(st->provpath, rp2) != NULL && strcmp(rp1, rp2) == 0)) {
+		snprintf(buf, len, "%s", st->provpath);
+		p = buf;
+	}
+	free(st);
+	return p;
+}
+
 void
 cmd_resume(struct opts *o, int argc, char **argv)
 {
@@ -480,7 +548,7 @@ cmd_resume(struct opts *o, int argc, char **argv)
 	struct keysrc *ks = NULL;
 	struct mdsrc src;
 	struct msg_args a = { 0 };
-	char name[256];
+	char name[256], prov[1024];
 	int error;
 
 	if (argc != 1) {
@@ -495,7 +563,10 @@ cmd_resume(struct opts *o, int argc, char **argv)
 		req_error("Device %s.eli is not suspended.", name);
 		return;
 	}
-	if (mdsrc_open_provider(&src, argv[0], false, &md) != 0)
+	/* The metadata of the provider the daemon serves: a device name
+	 * ("x", "x.eli") is no path to it. */
+	if (mdsrc_open_provider(&src, served_provider(argv[0], name, prov,
+	    sizeof(prov)), false, &md) != 0)
 		return;
 	if (md.provsize != geli_provider_mediasize(src.prov)) {
 		mdsrc_close(&src);

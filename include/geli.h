@@ -388,6 +388,9 @@ GELI_API int geli_volume_grow(struct geli_volume *v, uint64_t newsize);
 GELI_API int geli_volume_suspend(struct geli_volume *v);
 GELI_API int geli_volume_resume(struct geli_volume *v, const uint8_t *mkey);
 GELI_API bool geli_volume_suspended(struct geli_volume *v);
+/* A forced end: I/O waiting for resume (or for a range) and every new
+ * request fail with -ENXIO; requests in progress finish. */
+GELI_API void geli_volume_shutdown(struct geli_volume *v);
 
 /* ---- Administration (§9): the metadata-changing verbs ------------------- */
 

@@ -44,6 +44,7 @@ struct geli_volume {
 	struct sector_ctx *all_ctx[64];	/* every caller context, to drop keys */
 	unsigned nctx;
 	bool suspended;
+	bool closing;			/* geli_volume_shutdown: no more I/O */
 	unsigned inflight;
 	atomic_uint_fast64_t integrity_errors;
 	struct volume_map map;		/* GELI_VOLUME_MMAP (volume_map.c) */
@@ -113,8 +114,9 @@ range_conflicts(const struct geli_volume *v, uint64_t a, uint64_t b, bool excl)
 	return false;
 }
 
-/* Enter the gate (waits while suspended) and lock sectors [a, b). */
-static void
+/* Enter the gate (waits while suspended) and lock sectors [a, b); -ENXIO
+ * once the volume is shut down. */
+static int
 range_lock(struct geli_volume *v, struct range *r, uint64_t a, uint64_t b,
     bool excl)
 {
@@ -122,12 +124,17 @@ range_lock(struct geli_volume *v, struct range *r, uint64_t a, uint64_t b,
 	r->b = b;
 	r->excl = excl;
 	pthread_mutex_lock(&v->lock);
-	while (v->suspended || range_conflicts(v, a, b, excl))
+	while (!v->closing && (v->suspended || range_conflicts(v, a, b, excl)))
 		pthread_cond_wait(&v->cv, &v->lock);
+	if (v->closing) {
+		pthread_mutex_unlock(&v->lock);
+		return -ENXIO;
+	}
 	v->inflight++;
 	r->next = v->ranges;
 	v->ranges = r;
 	pthread_mutex_unlock(&v->lock);
+	return 0;
 }
 
 static void
@@ -418,7 +425,8 @@ geli_volume_read(struct geli_volume *v, void *buf, size_t len, uint64_t off)
 			break;
 		}
 		phys = v->g.auth ? plain + n * S : plain;
-		range_lock(v, &r, a, a + n, false);
+		if ((error = range_lock(v, &r, a, a + n, false)) != 0)
+			break;
 		error = read_sectors(v, c, a, n, plain, phys);
 		range_unlock(v, &r);
 		if (error == 0 && !direct)
@@ -469,7 +477,8 @@ geli_volume_write(struct geli_volume *v, const void *buf, size_t len,
 		if (whole) {
 			plain = (uint8_t *)(uintptr_t)(in + done);
 			phys = bounce;
-			range_lock(v, &r, a, a + n, true);
+			if ((error = range_lock(v, &r, a, a + n, true)) != 0)
+				break;
 			error = write_sectors(v, c, a, n, plain, phys);
 			range_unlock(v, &r);
 			done += take;
@@ -477,7 +486,8 @@ geli_volume_write(struct geli_volume *v, const void *buf, size_t len,
 		}
 		plain = bounce;
 		phys = v->g.auth ? plain + n * S : plain;
-		range_lock(v, &r, a, a + n, true);
+		if ((error = range_lock(v, &r, a, a + n, true)) != 0)
+			break;
 		/* Read-modify-write of a partial first and last sector. */
 		if (head != 0)
 			error = read_sectors(v, c, a, 1, plain, phys);
@@ -567,6 +577,15 @@ geli_volume_resume(struct geli_volume *v, const uint8_t *mkey)
 	}
 	pthread_mutex_unlock(&v->lock);
 	return error;
+}
+
+void
+geli_volume_shutdown(struct geli_volume *v)
+{
+	pthread_mutex_lock(&v->lock);
+	v->closing = true;
+	pthread_cond_broadcast(&v->cv);
+	pthread_mutex_unlock(&v->lock);
 }
 
 bool

@@ -36,6 +36,10 @@ teardown(struct dmn *d)
 			    strerror(-error));
 		d->loopdev[0] = '\0';
 	}
+	/* Requests waiting for a resume that will not come would hold the
+	 * FUSE threads, and this teardown, for ever: they fail. */
+	if (d->v != NULL && geli_volume_suspended(d->v))
+		geli_volume_shutdown(d->v);
 	fusefile_stop(d->ff);
 	d->ff = NULL;
 	if (d->ctlfd >= 0) {

@@ -65,6 +65,7 @@ ioengine=psync
 verify=crc32c
 verify_fatal=1
 verify_backlog=64
+verify_state_save=0
 time_based
 runtime=$secs
 size=${mib}M

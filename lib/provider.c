@@ -172,8 +172,21 @@ provider_io(struct geli_provider *p, void *buf, size_t len, uint64_t off,
     bool write)
 {
 	uint8_t *b = buf;
+	struct stat st;
 	ssize_t n;
 
+	/*
+	 * A regular file cut short under us would grow back with a hole
+	 * where a write past its end lands, and the hole would read back as
+	 * "data".  A disk has the size it has: such a write is an I/O error.
+	 * Nothing GELI writes lies past the provider's end.
+	 */
+	if (write && !p->blockdev) {
+		if (fstat(p->fd, &st) != 0)
+			return -errno;
+		if (off + len > (uint64_t)st.st_size)
+			return -EIO;
+	}
 	while (len > 0) {
 		n = write ? pwrite(p->fd, b, len, (off_t)off) :
 		    pread(p->fd, b, len, (off_t)off);

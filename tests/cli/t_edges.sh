@@ -86,6 +86,22 @@ check "the lower one is still attached" attached b
 expect_ok "detach b.eli again: now the lower one" "$GELI" detach b.eli
 check "the lower device is gone" wait_for fails attached b
 
+# ---- A provider cut short while attached ------------------------------------
+mkprov "$T/c" 8M
+geli init -B none -s 4096 -i 10 -J "$T/pass" "$T/c" >/dev/null
+expect_ok "attach c" "$GELI" attach -j "$T/pass" "$T/c"
+head -c $((6 << 20)) /dev/urandom >"$T/cdata"
+dd if="$T/cdata" of="$GELI_RUNDIR/c.eli" bs=1M conv=notrunc 2>/dev/null
+truncate -s 4M "$T/c"
+run dd if=/dev/zero of="$GELI_RUNDIR/c.eli" bs=4096 count=1 seek=1280 conv=notrunc
+check "a write past the cut fails" test "$rc" != 0
+check "... with an I/O error" grep -q "Input/output error" "$T/err"
+check "... and does not grow the provider back" test "$(stat -c %s "$T/c")" = 4194304
+run dd if="$GELI_RUNDIR/c.eli" of=/dev/null bs=4096 count=1 skip=1100
+check "a read past the cut fails, no data" test "$rc" != 0
+check "what is before the cut reads back" cmp -n $((4 << 20 - 4096)) "$T/cdata" "$GELI_RUNDIR/c.eli"
+expect_ok "detach c" "$GELI" detach -f c.eli
+
 # ---- An attached kill that cannot overwrite says so -----------------------
 if [ "$(id -u)" -eq 0 ] && command -v losetup >/dev/null && losetup -f >/dev/null 2>&1; then
 	truncate -s 8M "$T/kback"

@@ -191,5 +191,14 @@ wait_for() {
 	return 1
 }
 
+# preload_list SHIM: LD_PRELOAD for a test shim (not instrumented).  Under
+# ASan its runtime must come first in the list; the shim, after it, reaches
+# ASan's interceptors as the next definition.
+preload_list() {
+	local asan=
+	[ -n "${GELI_SANITIZED:-}" ] && asan=$(ldd "$GELI" | awk '/libasan/ { print $3 }')
+	echo "${asan:+$asan:}$1"
+}
+
 # The passphrase in a passfile (no newline needed: -j takes the first line).
 passfile() { printf '%s\n' "$2" >"$1"; }

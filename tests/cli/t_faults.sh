@@ -18,13 +18,7 @@ if [ ! -f "$shim" ]; then
 	done_testing
 	exit
 fi
-# Under ASan the runtime must come first in the preload list; the shim, not
-# instrumented, goes after it and reaches ASan's interceptors as the next.
-preload=$shim
-if [ -n "${GELI_SANITIZED:-}" ]; then
-	asan=$(ldd "$GELI" | awk '/libasan/ { print $3 }')
-	[ -n "$asan" ] && preload=$asan:$shim
-fi
+preload=$(preload_list "$shim")
 
 B=4096					# the GELI sector size of these providers
 name=f.img

@@ -27,11 +27,7 @@ check "init -B over an existing 0666 file: 0600" test "$(stat -c %a "$T/b.bk2")"
 # ---- What the command line leaves behind when it exits ---------------------
 # exitscan.so counts, at exit, the patterns still in the process's memory.
 scan=${GELI_EXITSCAN:-${GELI_BUILD:-}/tests/fault/exitscan.so}
-preload=$scan
-if [ -n "${GELI_SANITIZED:-}" ]; then
-	asan=$(ldd "$GELI" | awk '/libasan/ { print $3 }')
-	[ -n "$asan" ] && preload=$asan:$scan
-fi
+preload=$(preload_list "$scan")
 hex() { od -An -tx1 | tr -d ' \n'; }
 # left PATTERNFILE CMD...: CMD under the scan; its counts in $left.
 left() {

@@ -97,9 +97,8 @@ const char *prov_shortname(const char *name);
 
 struct mdsrc {
 	const char *name;		/* as given on the command line */
-	bool isfile;			/* a metadata (backup) file */
 	struct geli_mdstore *store;
-	struct geli_provider *prov;	/* the provider when !isfile */
+	struct geli_provider *prov;	/* NULL for a backup file */
 };
 
 /*
@@ -113,6 +112,10 @@ int mdsrc_open(struct mdsrc *src, const char *name, bool writable,
 int mdsrc_open_provider(struct mdsrc *src, const char *name, bool writable,
     struct geli_metadata *md);
 void mdsrc_close(struct mdsrc *src);
+
+/* The raw little-endian 32-bit md_version at offset 16 of a record (geli
+ * version and "version %u is too new" name it without decoding). */
+unsigned raw_md_version(const uint8_t *rec);
 
 /* Open a provider (not a backup file); errors are left to the caller. */
 int prov_open(const char *name, bool writable, struct geli_provider **p);

@@ -81,10 +81,7 @@ cmd_version(struct opts *o, int argc, char **argv)
 			req_error("Not fully done.");
 		} else {
 			/* The raw LE32 at offset 16; only the magic is checked. */
-			printf("%s: %u\n", argv[i], (unsigned)sector[16] |
-			    (unsigned)sector[17] << 8 |
-			    (unsigned)sector[18] << 16 |
-			    (unsigned)sector[19] << 24);
+			printf("%s: %u\n", argv[i], raw_md_version(sector));
 		}
 		free(sector);
 	}

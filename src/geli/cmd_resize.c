@@ -28,11 +28,10 @@ cmd_resize(struct opts *o, int argc, char **argv)
 	    geli_resize(p, (uint64_t)oldsize, 0, 0, &step);
 	if (error == -EOPNOTSUPP) {
 		/* "metadata version %u is too new": the raw LE32 at 16. */
-		uint8_t v[4];
-		if (geli_provider_pread(p, v, sizeof(v), (uint64_t)oldsize -
-		    geli_provider_sectorsize(p) + 16) == 0)
-			a.version = (unsigned)v[0] | (unsigned)v[1] << 8 |
-			    (unsigned)v[2] << 16 | (unsigned)v[3] << 24;
+		uint8_t rec[20];
+		if (geli_provider_pread(p, rec, sizeof(rec), (uint64_t)oldsize -
+		    geli_provider_sectorsize(p)) == 0)
+			a.version = raw_md_version(rec);
 	}
 	if (error != 0)
 		req_msg(OP_RESIZE, step, error, &a);

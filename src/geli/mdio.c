@@ -19,6 +19,13 @@ req_msg(enum msg_op op, enum geli_step step, int code,
 	req_error("%s", msg_format(buf, sizeof(buf), op, step, code, false, a));
 }
 
+unsigned
+raw_md_version(const uint8_t *rec)
+{
+	return (unsigned)rec[16] | (unsigned)rec[17] << 8 |
+	    (unsigned)rec[18] << 16 | (unsigned)rec[19] << 24;
+}
+
 int
 prov_open(const char *name, bool writable, struct geli_provider **p)
 {
@@ -49,7 +56,6 @@ mdsrc_open_any(struct mdsrc *src, const char *name, bool writable,
 	error = geli_mdstore_open(path, flags, &src->store);
 	if (error == 0) {
 		step = GELI_STEP_READ;
-		src->isfile = geli_mdstore_is_backup(src->store);
 		src->prov = geli_mdstore_provider(src->store);
 		error = geli_mdstore_read(src->store, md);
 	}

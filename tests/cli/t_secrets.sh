@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
-# Secrets, seen from outside: the attach daemon's memory is locked and it
-# dumps no core; after attach neither the passphrase, nor the keyfile's
+# Secrets, seen from outside: the attach daemon's memory is locked, it
+# dumps no core and is not dumpable; after attach neither the passphrase, nor the keyfile's
 # bytes, nor the user key are anywhere in its memory, its argv or its
 # environment; the Master Key is, until suspend wipes it; backup files are
 # 0600.  The keys to look for are computed here, independently (Python's
@@ -138,4 +138,24 @@ read -r n_pass n_kf n_uk n_mk <<<"$(python3 "$T/scan.py" "$pid" "$passhex" "$kfh
 check "after resume: the Master Key is back, the user key is not kept" \
 	test "$n_mk" -ge 1 -a "$n_uk" = 0 -a "$n_pass" = 0
 expect_ok "detach" "$GELI" detach p.eli
+# Not dumpable.  As root the kernel tells that apart only for a process
+# without CAP_SYS_PTRACE: it may open /proc/PID/mem of a dumpable process
+# with no more capabilities than its own, never of one that is not dumpable
+# (ptrace_may_access).  So the daemon here is started without that
+# capability, and so are the probe and a dumpable control process.
+noptrace=(setpriv --inh-caps=-sys_ptrace --bounding-set=-sys_ptrace)
+opens_mem() {
+	"${noptrace[@]}" python3 -c 'import sys; open("/proc/%s/mem" % sys.argv[1], "rb")' "$1" 2>/dev/null
+}
+mem_refused() { ! opens_mem "$1"; }
+mkprov "$T/d" 1M
+geli init -B none -P -K "$T/kf" "$T/d" >/dev/null
+expect_ok "attach by a process without CAP_SYS_PTRACE" "${noptrace[@]}" "$GELI" attach -p -k "$T/kf" "$T/d"
+"${noptrace[@]}" sleep 60 </dev/null >/dev/null 2>&1 &
+ctl=$!
+check "the probe opens a dumpable process's /proc/PID/mem (the probe works)" opens_mem "$ctl"
+kill "$ctl"
+check "the daemon is not dumpable: the probe cannot open its /proc/PID/mem" \
+	mem_refused "$(cat "$GELI_RUNDIR/d.pid")"
+expect_ok "detach" "$GELI" detach d.eli
 done_testing

@@ -226,6 +226,9 @@ GELI_API int geli_random_key(void *buf, size_t len);
  * core dumps could not be disabled; a failed mlockall is tolerated (secrets
  * still live in individually locked pages) and reported by *locked. */
 GELI_API int geli_protect_process(bool *locked);
+/* Its first half: no core dumps, not dumpable; nothing locked (a library
+ * loaded into someone else's process, like the nbdkit filter). */
+GELI_API int geli_protect_dumps(void);
 
 /* ---- User key (§4) ------------------------------------------------------ */
 
@@ -308,6 +311,33 @@ GELI_API int geli_provider_pread(struct geli_provider *p, void *buf,
 GELI_API int geli_provider_pwrite(struct geli_provider *p, const void *buf,
     size_t len, uint64_t off);
 GELI_API int geli_provider_flush(struct geli_provider *p);
+/*
+ * Give back whole bytes [off, off+len) of the provider (TRIM): a hole
+ * punched in a regular file, BLKDISCARD on a block device, the discard
+ * operation of a provider of operations.  -EOPNOTSUPP where none exists,
+ * -EIO past the end.
+ */
+GELI_API int geli_provider_discard(struct geli_provider *p, uint64_t off,
+    uint64_t len);
+
+/*
+ * A provider whose bytes are reached through operations (an nbdkit plugin
+ * below a filter, say) instead of a file descriptor.  Each operation
+ * transfers the whole range or fails with -errno; they may be called from
+ * several threads at once.  pwrite NULL: read-only (-EROFS); flush NULL:
+ * nothing to flush; discard NULL: -EOPNOTSUPP.  The provider has no
+ * descriptor (geli_provider_fd() is -1) and is never mapped; its size is
+ * the one given.  opaque stays the caller's.
+ */
+struct geli_provider_ops {
+	int (*pread)(void *opaque, void *buf, size_t len, uint64_t off);
+	int (*pwrite)(void *opaque, const void *buf, size_t len, uint64_t off);
+	int (*flush)(void *opaque);
+	int (*discard)(void *opaque, uint64_t off, uint64_t len);
+};
+GELI_API int geli_provider_open_ops(const struct geli_provider_ops *ops,
+    void *opaque, uint64_t mediasize, uint32_t sectorsize,
+    struct geli_provider **out);
 /* The provider's size now (it may have grown since it was opened). */
 GELI_API int geli_provider_query_size(struct geli_provider *p, uint64_t *size);
 /* Read or write the last sector (sectorsize bytes); writes are flushed. */
@@ -372,6 +402,17 @@ GELI_API ssize_t geli_volume_read(struct geli_volume *v, void *buf,
 GELI_API ssize_t geli_volume_write(struct geli_volume *v, const void *buf,
     size_t len, uint64_t off);
 GELI_API int geli_volume_flush(struct geli_volume *v);
+/*
+ * BIO_DELETE (§6): the whole GELI sectors inside [off, off+len) given back
+ * on the provider (geli_provider_discard); partial sectors at the edges are
+ * left as they are, and a range with no whole sector is done at once.
+ * -EOPNOTSUPP with NODELETE, and for integrity volumes (their sectors do
+ * not map onto the provider's one to one); -EROFS; the provider's error.
+ */
+GELI_API int geli_volume_discard(struct geli_volume *v, uint64_t off,
+    uint64_t len);
+/* True when geli_volume_discard can work (no NODELETE, no integrity). */
+GELI_API bool geli_volume_can_discard(const struct geli_volume *v);
 /*
  * The sector transform alone, without I/O (benchmarks): n whole GELI
  * sectors starting at sector first, between plain (n*S bytes) and phys

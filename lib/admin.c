@@ -223,7 +223,7 @@ geli_resize(struct geli_provider *p, uint64_t oldsize, uint64_t newsize,
 {
 	uint32_t P = geli_provider_sectorsize(p);
 	struct geli_metadata md;
-	int fd = geli_provider_fd(p), error;
+	int error;
 
 	if (step != NULL)
 		*step = GELI_STEP_NONE;
@@ -233,7 +233,7 @@ geli_resize(struct geli_provider *p, uint64_t oldsize, uint64_t newsize,
 		return -GELI_EOLDSIZE;
 	if (oldsize < P)
 		return failed(step, GELI_STEP_READ, -EINVAL);
-	error = record_read(fd, oldsize - P, P, &md);
+	error = record_read(rec_prov(p), oldsize - P, P, &md);
 	if (error == -GELI_ESHORT)
 		error = -EIO;
 	if (error != 0)
@@ -246,7 +246,7 @@ geli_resize(struct geli_provider *p, uint64_t oldsize, uint64_t newsize,
 	if (oldsize == newsize)
 		goto out;
 	md.provsize = newsize;
-	error = record_write(fd, &md, newsize - P, P);
+	error = record_write(rec_prov(p), &md, newsize - P, P);
 	if (error != 0) {
 		error = failed(step, GELI_STEP_WRITE, error);
 		goto out;
@@ -294,7 +294,7 @@ backup_write(const char *file, const void *sector, size_t len,
 		return failed(step, GELI_STEP_OPEN, error);
 	}
 	if (sector == NULL) {
-		error = record_write(fd, md, 0, len);
+		error = record_write(rec_fd(fd), md, 0, len);
 	} else {
 		n = write(fd, sector, len);
 		error = n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;

@@ -48,8 +48,27 @@ fd_io(int fd, void *buf, size_t len, uint64_t off, bool write)
 	return 0;
 }
 
+/* The bytes of a record location: its descriptor, else its provider. */
+static int
+at_io(struct rec_at at, void *buf, size_t len, uint64_t off, bool write)
+{
+	if (at.fd >= 0)
+		return fd_io(at.fd, buf, len, off, write);
+	return write ? geli_provider_pwrite(at.prov, buf, len, off) :
+	    geli_provider_pread(at.prov, buf, len, off);
+}
+
+static int
+at_sync(struct rec_at at)
+{
+	if (at.fd >= 0)
+		return fsync(at.fd) == 0 ? 0 : -errno;
+	return geli_provider_flush(at.prov);
+}
+
 int
-record_write(int fd, struct geli_metadata *md, uint64_t off, size_t len)
+record_write(struct rec_at at, struct geli_metadata *md, uint64_t off,
+    size_t len)
 {
 	uint8_t *buf;
 	int error;
@@ -61,16 +80,17 @@ record_write(int fd, struct geli_metadata *md, uint64_t off, size_t len)
 		return -ENOMEM;
 	error = geli_metadata_encode(md, buf);
 	if (error >= 0)
-		error = fd_io(fd, buf, len, off, true);
-	if (error >= 0 && fsync(fd) != 0)
-		error = -errno;
+		error = at_io(at, buf, len, off, true);
+	if (error >= 0)
+		error = at_sync(at);
 	geli_wipe(buf, len);
 	free(buf);
 	return error < 0 ? error : 0;
 }
 
 int
-record_read(int fd, uint64_t off, size_t len, struct geli_metadata *md)
+record_read(struct rec_at at, uint64_t off, size_t len,
+    struct geli_metadata *md)
 {
 	uint8_t *buf;
 	int error;
@@ -81,7 +101,7 @@ record_read(int fd, uint64_t off, size_t len, struct geli_metadata *md)
 	buf = calloc(1, len < GELI_MD_SIZE ? GELI_MD_SIZE : len);
 	if (buf == NULL)
 		return -ENOMEM;
-	error = fd_io(fd, buf, len, off, false);
+	error = at_io(at, buf, len, off, false);
 	if (error == 0 && !geli_metadata_has_magic(buf, len))
 		error = -GELI_ENOMAGIC;
 	if (error == 0)
@@ -165,14 +185,14 @@ geli_mdstore_read(struct geli_mdstore *s, struct geli_metadata *md)
 			return -errno;
 		if (st.st_size < GELI_MD_SIZE_V0)
 			return -GELI_ESHORT;
-		return record_read(s->fd, 0, st.st_size < GELI_MD_SIZE ?
+		return record_read(rec_fd(s->fd), 0, st.st_size < GELI_MD_SIZE ?
 		    (size_t)st.st_size : GELI_MD_SIZE, md);
 	}
 	size = geli_provider_mediasize(s->prov);
 	P = geli_provider_sectorsize(s->prov);
 	if (size < P)
 		return -GELI_ETOOSMALL;
-	return record_read(geli_provider_fd(s->prov), size - P, P, md);
+	return record_read(rec_prov(s->prov), size - P, P, md);
 }
 
 int
@@ -182,12 +202,12 @@ geli_mdstore_write(struct geli_mdstore *s, struct geli_metadata *md)
 	uint32_t P;
 
 	if (s->prov == NULL)	/* the record at 0; the file keeps its length */
-		return record_write(s->fd, md, 0, GELI_MD_SIZE);
+		return record_write(rec_fd(s->fd), md, 0, GELI_MD_SIZE);
 	size = geli_provider_mediasize(s->prov);
 	P = geli_provider_sectorsize(s->prov);
 	if (size < P || P < GELI_MD_SIZE)
 		return -GELI_ETOOSMALL;
-	return record_write(geli_provider_fd(s->prov), md, size - P, P);
+	return record_write(rec_prov(s->prov), md, size - P, P);
 }
 
 bool

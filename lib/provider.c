@@ -20,7 +20,9 @@
 #include "internal.h"
 
 struct geli_provider {
-	int fd;
+	int fd;				/* -1 for a provider of operations */
+	const struct geli_provider_ops *ops;
+	void *opaque;
 	bool blockdev;
 	uint64_t mediasize;
 	uint32_t sectorsize;
@@ -100,10 +102,35 @@ fail:
 }
 
 int
+geli_provider_open_ops(const struct geli_provider_ops *ops, void *opaque,
+    uint64_t mediasize, uint32_t sectorsize, struct geli_provider **out)
+{
+	struct geli_provider *p;
+
+	if (ops == NULL || ops->pread == NULL || sectorsize < 512 ||
+	    (sectorsize & (sectorsize - 1)) != 0)
+		return -EINVAL;
+	p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return -ENOMEM;
+	p->fd = -1;
+	p->ops = ops;
+	p->opaque = opaque;
+	p->mediasize = mediasize;
+	p->sectorsize = sectorsize;
+	*out = p;
+	return 0;
+}
+
+int
 geli_provider_query_size(struct geli_provider *p, uint64_t *size)
 {
 	struct stat st;
 
+	if (p->ops != NULL) {
+		*size = p->mediasize;
+		return 0;
+	}
 	if (p->blockdev)
 		return ioctl(p->fd, BLKGETSIZE64, size) == 0 ? 0 : -errno;
 	if (fstat(p->fd, &st) != 0)
@@ -144,7 +171,8 @@ geli_provider_close(struct geli_provider *p)
 {
 	if (p == NULL)
 		return;
-	close(p->fd);
+	if (p->fd >= 0)
+		close(p->fd);
 	free(p);
 }
 
@@ -174,6 +202,16 @@ provider_io(struct geli_provider *p, void *buf, size_t len, uint64_t off,
 	uint8_t *b = buf;
 	struct stat st;
 	ssize_t n;
+
+	if (p->ops != NULL) {
+		/* What lies past the end is not the provider's. */
+		if (off > p->mediasize || len > p->mediasize - off)
+			return -EIO;
+		if (write && p->ops->pwrite == NULL)
+			return -EROFS;
+		return write ? p->ops->pwrite(p->opaque, buf, len, off) :
+		    p->ops->pread(p->opaque, buf, len, off);
+	}
 
 	/*
 	 * A regular file cut short under us would grow back with a hole
@@ -221,7 +259,27 @@ geli_provider_pwrite(struct geli_provider *p, const void *buf, size_t len,
 int
 geli_provider_flush(struct geli_provider *p)
 {
+	if (p->ops != NULL)
+		return p->ops->flush != NULL ? p->ops->flush(p->opaque) : 0;
 	return fsync(p->fd) == 0 ? 0 : -errno;
+}
+
+int
+geli_provider_discard(struct geli_provider *p, uint64_t off, uint64_t len)
+{
+	uint64_t range[2] = { off, len };
+
+	if (off > p->mediasize || len > p->mediasize - off)
+		return -EIO;
+	if (len == 0)
+		return 0;
+	if (p->ops != NULL)
+		return p->ops->discard != NULL ?
+		    p->ops->discard(p->opaque, off, len) : -EOPNOTSUPP;
+	if (p->blockdev)
+		return ioctl(p->fd, BLKDISCARD, range) == 0 ? 0 : -errno;
+	return fallocate(p->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+	    (off_t)off, (off_t)len) == 0 ? 0 : -errno;
 }
 
 int

@@ -117,16 +117,27 @@ geli_random_key(void *buf, size_t len)
 }
 
 int
-geli_protect_process(bool *locked)
+geli_protect_dumps(void)
 {
 	struct rlimit rl = { 0, 0 };
-	bool lk = false;
 
 	if (setrlimit(RLIMIT_CORE, &rl) != 0)
 		return -errno;
 	/* Not dumpable: no core, no ptrace or /proc/PID/mem by other users. */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
 		return -errno;
+	return 0;
+}
+
+int
+geli_protect_process(bool *locked)
+{
+	struct rlimit rl;
+	bool lk = false;
+	int error;
+
+	if ((error = geli_protect_dumps()) != 0)
+		return error;
 	/*
 	 * Lock everything only where the lock limit cannot make later
 	 * allocations fail: unlimited, or root (CAP_IPC_LOCK).  Otherwise the

@@ -534,6 +534,41 @@ geli_volume_flush(struct geli_volume *v)
 	return geli_provider_flush(v->p);
 }
 
+bool
+geli_volume_can_discard(const struct geli_volume *v)
+{
+	return !(v->md.flags & GELI_FLAG_NODELETE) && !v->g.auth;
+}
+
+int
+geli_volume_discard(struct geli_volume *v, uint64_t off, uint64_t len)
+{
+	const uint32_t S = v->g.S;
+	uint64_t a, b;
+	struct range r;
+	int error;
+
+	if (!geli_volume_can_discard(v))
+		return -EOPNOTSUPP;
+	if (v->flags & GELI_VOLUME_READONLY)
+		return -EROFS;
+	if (off >= v->size || len == 0)
+		return 0;
+	if (len > v->size - off)
+		len = v->size - off;
+	/* Whole sectors only: [a, b) rounded inwards. */
+	a = (off + S - 1) / S;
+	b = (off + len) / S;
+	if (a >= b)
+		return 0;
+	/* Without integrity sector n is bytes [n*S, (n+1)*S) below too. */
+	if ((error = range_lock(v, &r, a, b, true)) != 0)
+		return error;
+	error = geli_provider_discard(v->p, a * S, (b - a) * S);
+	range_unlock(v, &r);
+	return error;
+}
+
 static void
 drop_keys(void *tls)
 {

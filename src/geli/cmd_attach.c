@@ -203,6 +203,7 @@ attach_one(struct opts *o, struct keysrc *ks, const char *prov)
 {
 	struct attach_req r;
 	struct mdsrc src;
+	struct msg_args a = { .prov = prov };
 	uint8_t *ukey = NULL, *mkey = NULL;
 	char name[256], path[4096], buf[4096], loopdev[64], msg[1200];
 	intmax_t keyno = opt_num(o, 'n');
@@ -212,24 +213,16 @@ attach_one(struct opts *o, struct keysrc *ks, const char *prov)
 	name_of(prov, name, sizeof(name));
 	if (mdsrc_open_provider(&src, prov, false, &r.md) != 0)
 		return;
-	if (r.md.provsize != geli_provider_mediasize(src.prov)) {
-		req_error("Provider size mismatch.");
-		goto out;
-	}
-	if (r.md.keys == 0) {
-		req_error("No valid keys on %s.", prov);
-		goto out;
-	}
 	/*
 	 * What the kernel would refuse after the user key was made (or
 	 * could not attach at all), refused before it is made: a hostile
 	 * record may ask for any number of iterations.
 	 */
-	error = geli_metadata_check(&r.md, geli_provider_mediasize(src.prov),
+	error = r.md.provsize != geli_provider_mediasize(src.prov) ?
+	    -GELI_ESIZE : r.md.keys == 0 ? -GELI_ENOKEYS :
+	    geli_metadata_check(&r.md, geli_provider_mediasize(src.prov),
 	    geli_provider_sectorsize(src.prov));
 	if (error != 0) {
-		struct msg_args a = { .prov = prov };
-
 		req_msg(OP_ATTACH, GELI_STEP_NONE, error, &a);
 		goto out;
 	}
@@ -247,7 +240,7 @@ attach_one(struct opts *o, struct keysrc *ks, const char *prov)
 		goto out;
 	error = geli_mkey_decrypt(&r.md, ukey, (int)keyno, mkey, &used);
 	if (error == -GELI_EWRONGKEY) {
-		req_error("Wrong key for %s.", prov);
+		req_msg(OP_ATTACH, GELI_STEP_NONE, error, &a);
 		goto out;
 	} else if (error != 0) {
 		req_error("Cannot decrypt Master Key for %s (error=%d).", prov,

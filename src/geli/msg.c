@@ -165,6 +165,7 @@ static const struct row rows[] = {
 	{ OP_ATTACH, ANY_STEP, -GELI_ESECTORSIZE, "Invalid sector size.", NULL },
 	{ OP_ATTACH, ANY_STEP, -GELI_ENOROOM, "Provider {prov} is too small.",
 	  NULL },
+	{ OP_ATTACH, ANY_STEP, -GELI_ESIZE, "Provider size mismatch.", NULL },
 	{ OP_ATTACH, ANY_STEP, ANY_CODE,
 	  "Cannot read metadata from {prov}: {err}.", NULL },
 

@@ -133,6 +133,10 @@ int keysrc_new(struct opts *o, bool isnew, struct keysrc **out);
  * is set.  The passphrase is asked once and cached for further providers. */
 int keysrc_ukey(struct keysrc *ks, struct geli_metadata *md, uint8_t *ukey);
 void keysrc_free(struct keysrc *ks);
+/* A passphrase alone, for a program it is handed to (geli serve): the first
+ * lines of the passfiles joined, else typed at the terminal.  In secure
+ * memory (geli_secure_free), or NULL with the request error set. */
+char *read_passphrase(const char *const *passfiles, int npassfiles);
 
 /* ---- Attached providers (cmd_attach.c) ------------------------------------ */
 
@@ -170,5 +174,6 @@ void cmd_suspend(struct opts *o, int argc, char **argv);
 void cmd_resume(struct opts *o, int argc, char **argv);
 void cmd_list(struct opts *o, int argc, char **argv);
 void cmd_status(struct opts *o, int argc, char **argv);
+void cmd_serve(struct opts *o, int argc, char **argv);
 
 #endif

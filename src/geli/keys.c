@@ -296,6 +296,24 @@ done:
 	return 0;
 }
 
+char *
+read_passphrase(const char *const *passfiles, int npassfiles)
+{
+	struct keysrc ks = { .passfiles = passfiles, .npassfiles = npassfiles };
+	char *pass = NULL;
+
+	ks.pass = geli_secure_alloc(PASSBUF);
+	ks.buf = geli_secure_alloc(READBUF);
+	if (ks.pass == NULL || ks.buf == NULL)
+		req_error("Cannot allocate memory.");
+	else if ((npassfiles > 0 ? read_passfiles(&ks) :
+	    prompt_passphrase(&ks)) == 0)
+		pass = ks.pass, ks.pass = NULL;
+	geli_secure_free(ks.pass);
+	geli_secure_free(ks.buf);
+	return pass;
+}
+
 void
 keysrc_free(struct keysrc *ks)
 {

@@ -74,6 +74,12 @@ static const struct opt_spec status_opts[] = {
 	{ 'a', OPT_BOOL, NULL }, { 'g', OPT_BOOL, NULL },
 	{ 's', OPT_BOOL, NULL }, { 0, 0, NULL }
 };
+static const struct opt_spec serve_opts[] = {
+	{ 'i', OPT_STR, "" }, { 'j', OPT_MULTI, NULL },
+	{ 'k', OPT_MULTI, NULL }, { 'n', OPT_NUM, "-1" },
+	{ 'p', OPT_NUM, "10809" }, { 'r', OPT_BOOL, NULL },
+	{ 'U', OPT_STR, "" }, { 0, 0, NULL }
+};
 static const struct opt_spec no_opts[] = { { 0, 0, NULL } };
 
 static void cmd_help(struct opts *o, int argc, char **argv);
@@ -114,6 +120,9 @@ static const struct cmd commands[] = {
 	{ "dump", CMD_VERBOSE, no_opts, "[-v] prov ...", cmd_dump },
 	{ "list", 0, list_opts, "[-a] [name ...]", cmd_list },
 	{ "status", 0, status_opts, "[-ags] [name ...]", cmd_status },
+	{ "serve", CMD_VERBOSE, serve_opts,
+	  "[-rv] [-n keyno] [-j passfile] [-k keyfile] [-U socket | -p port "
+	  "[-i address]] prov", cmd_serve },
 	{ "bench", 0, no_opts, BENCH_USAGE, NULL },
 	{ "help", 0, no_opts, NULL, cmd_help },
 	{ NULL, 0, NULL, NULL, NULL }

@@ -66,6 +66,8 @@ backs(int fd, const char *file)
 	struct loop_info64 info;
 	struct stat st;
 
+	/* Zeroed: tools that do not know the ioctl (valgrind) see it set. */
+	memset(&info, 0, sizeof(info));
 	return ioctl(fd, LOOP_GET_STATUS64, &info) == 0 &&
 	    stat(file, &st) == 0 && info.lo_device == (uint64_t)st.st_dev &&
 	    info.lo_inode == (uint64_t)st.st_ino;

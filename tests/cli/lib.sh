@@ -56,16 +56,26 @@ EOF
 	chmod +x "$T/geli-vg"
 	GELI=$T/geli-vg
 fi
+# A report is any line of a log but valgrind's notes that it has no wrapper
+# for an ioctl (the loop device's newer ones), which are no finding.
+vg_report() {
+	grep -v -e 'Warning: noted but unhandled ioctl' \
+		-e 'This could cause spurious value errors' \
+		-e 'README_MISSING_SYSCALL_OR_IOCTL' -e '^==[0-9]*== *$' "$1"
+}
 valgrind_verdict() {
 	[ -n "${GELI_VALGRIND:-}" ] || return 0
-	local runs bad
-	runs=$(find "$T/vg" -name '*.log' | wc -l)
-	bad=$(find "$T/vg" -name '*.log' -size +0 | wc -l)
-	if [ "$runs" -gt 0 ] && [ "$bad" -eq 0 ]; then
+	local runs=0 bad=() f
+	for f in "$T"/vg/*.log; do
+		[ -e "$f" ] || continue
+		runs=$((runs + 1))
+		vg_report "$f" >/dev/null && bad+=("$f")
+	done
+	if [ "$runs" -gt 0 ] && [ ${#bad[@]} -eq 0 ]; then
 		ok "valgrind: $runs runs of geli, no errors, no definite leaks"
 	else
-		nok "valgrind: $bad of $runs runs of geli reported errors or leaks"
-		find "$T/vg" -name '*.log' -size +0 | head -n 3 | xargs -r cat | head -n 40 | diag
+		nok "valgrind: ${#bad[@]} of $runs runs of geli reported errors or leaks"
+		for f in "${bad[@]:0:3}"; do vg_report "$f"; done | head -n 40 | diag
 	fi
 }
 

@@ -17,8 +17,10 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-BUILD_PKGS=(gcc meson ninja-build pkg-config libgcrypt20-dev libssl-dev libfuse3-dev fuse3)
-TEST_PKGS=(python3 openssl util-linux coreutils e2fsprogs mtools grub-common fio strace zfs-fuse systemd valgrind)
+BUILD_PKGS=(gcc meson ninja-build pkg-config libgcrypt20-dev libssl-dev libfuse3-dev fuse3
+	nbdkit-plugin-dev)
+TEST_PKGS=(python3 openssl util-linux coreutils e2fsprogs mtools grub-common fio strace zfs-fuse systemd valgrind
+	nbdkit libnbd-bin python3-libnbd qemu-utils)
 # The fuzzers: clang (CC=clang) and its runtimes (libclang_rt.fuzzer).
 FUZZ_PKGS=(clang clang-14 libclang-rt-14-dev)
 
@@ -55,7 +57,8 @@ demo() {
 # tests (known answers, the data path, the backends against each other) and
 # the CLI tests of the data path and of FreeBSD's volumes.
 OPENSSL_PASS=(test_admin test_backends test_crypto test_metadata test_mkey
-	test_volume test_workers t_secrets t_crypto t_matrix t_attach t_compat t_fixtures t_fio t_oracle)
+	test_volume test_workers t_secrets t_crypto t_matrix t_attach t_compat t_fixtures t_fio t_oracle
+	t_nbd)
 
 # The closing "N passed, N failed, N skipped" of a log into the totals (a
 # log without one is a failure).

@@ -9,7 +9,8 @@
 #                    and the crypto and data-path tests again with the
 #                    OpenSSL backend (GELI_CRYPTO=openssl); then build the
 #                    libFuzzer harnesses (clang, -Dfuzz=true) and run each
-#                    for a minute (tests/run-fuzz)
+#                    for a minute (tests/run-fuzz), while a set of CLI tests
+#                    runs again under valgrind's memcheck
 #   ./run.sh build   install what is missing and build
 #
 # The last line of "test" is "N passed, N failed, N skipped"; its exit status
@@ -60,6 +61,11 @@ OPENSSL_PASS=(test_admin test_backends test_crypto test_metadata test_mkey
 	test_volume test_workers t_secrets t_crypto t_matrix t_attach t_compat t_fixtures t_fio t_oracle
 	t_nbd)
 
+# The CLI tests run again with every geli under valgrind's memcheck
+# (GELI_VALGRIND=1), beside the fuzzers; docs/testing.md has the run over
+# all of them.
+VALGRIND_PASS=(t_backup t_setkey_delkey t_kill_configure t_resize t_edges t_badinput)
+
 # The closing "N passed, N failed, N skipped" of a log into the totals (a
 # log without one is a failure).
 add_counts() {
@@ -72,7 +78,7 @@ add_counts() {
 }
 
 run_tests() {
-	local total_p=0 total_f=0 total_s=0 pass b log
+	local total_p=0 total_f=0 total_s=0 pass b log vg
 	for pass in build build-asan "build openssl"; do
 		b=${pass% *}
 		log=$b/suite.log
@@ -94,10 +100,17 @@ run_tests() {
 		fi
 		add_counts "$log"
 	done
-	# The fuzzers, a minute each (GELI_FUZZ_SECONDS), one at a time.
-	echo "== fuzzers in build-fuzz"
+	# The fuzzers, a minute each (GELI_FUZZ_SECONDS), one at a time; on
+	# the other core meanwhile, valgrind's memcheck over VALGRIND_PASS.
+	echo "== fuzzers in build-fuzz, valgrind over ${VALGRIND_PASS[*]} in build"
+	GELI_VALGRIND=1 GELI_SUITE_TAG=valgrind tests/run-suite build \
+		"${VALGRIND_PASS[@]}" >build/suite-valgrind.log 2>&1 &
+	vg=$!
 	tests/run-fuzz build-fuzz | tee build-fuzz/fuzz.log || true
 	add_counts build-fuzz/fuzz.log
+	wait "$vg" || true
+	cat build/suite-valgrind.log
+	add_counts build/suite-valgrind.log
 	echo "$total_p passed, $total_f failed, $total_s skipped"
 	[ "$total_f" -eq 0 ]
 }

@@ -44,12 +44,14 @@ done_testing() { valgrind_verdict; echo "1..$n"; [ "$failed" -eq 0 ]; }
 # (its reports in $T/vg, not on stderr, so that messages compare as they
 # are); the test ends with one more result: no errors, no definite leaks.
 # fuse-compatible: the attach daemon stats its own FUSE mount, and valgrind
-# must let the thread that serves it run meanwhile.
+# must let the thread that serves it run meanwhile.  tests/valgrind.supp:
+# other projects' findings, each with its reason.
 if [ -n "${GELI_VALGRIND:-}" ]; then
 	mkdir -p "$T/vg"
 	cat >"$T/geli-vg" <<EOF
 #!/bin/sh
 exec valgrind -q --sim-hints=fuse-compatible --leak-check=full \\
+	--suppressions="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/valgrind.supp" \\
 	--errors-for-leak-kinds=definite \\
 	--show-leak-kinds=definite --log-file="$T/vg/%p.log" "$GELI" "\$@"
 EOF

@@ -131,7 +131,14 @@ read -r n_pass n_kf n_uk n_mk <<<"$(python3 "$T/scan.py" "$pid" "$passhex" "$kfh
 check "after suspend, no Master Key in the daemon's memory" test "$n_mk" = 0
 ivk=${mkey:0:128} dk=${mkey:128:128}
 read -r n_ivk n_dk <<<"$(python3 "$T/scan.py" "$pid" "$ivk" "$dk")"
-check "... nor its IV Key or Data Key half" test "$n_ivk" = 0 -a "$n_dk" = 0
+# Under valgrind the guest's registers are memory of the process (the
+# vector registers that last copied a key half among them): not the
+# daemon's to wipe.
+if [ -n "${GELI_VALGRIND:-}" ]; then
+	skip "under valgrind the CPU's registers are in the scanned memory"
+else
+	check "... nor its IV Key or Data Key half" test "$n_ivk" = 0 -a "$n_dk" = 0
+fi
 printf '%s\n' "a passphrase to look for in memory 7f3a" >"$T/pass2"
 expect_ok "resume" "$GELI" resume -k "$T/kf" -j "$T/pass2" "$T/p"
 read -r n_pass n_kf n_uk n_mk <<<"$(python3 "$T/scan.py" "$pid" "$passhex" "$kfhex" "$ukey" "$mkey")"

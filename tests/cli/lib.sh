@@ -65,6 +65,13 @@ vg_report() {
 		-e 'This could cause spurious value errors' \
 		-e 'README_MISSING_SYSCALL_OR_IOCTL' -e '^==[0-9]*== *$' "$1"
 }
+# Seconds a test lets a load run while it acts on it: ten times longer
+# under valgrind, whose geli starts take a second each.
+vg_secs() {
+	local k=1
+	[ -z "${GELI_VALGRIND:-}" ] || k=10
+	echo $(($1 * k))
+}
 valgrind_verdict() {
 	[ -n "${GELI_VALGRIND:-}" ] || return 0
 	local runs=0 bad=() f

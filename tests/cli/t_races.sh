@@ -50,7 +50,7 @@ size_is() { test "$(stat -c %s "$1" 2>/dev/null)" = "$2"; }
 # ---- detach without -f of a busy provider ---------------------------------
 fresh
 pid=$(dpid)
-writer 3
+writer "$(vg_secs 3)"
 busy=0 others=0
 for i in $(seq 10); do
 	run "$GELI" detach "$name"

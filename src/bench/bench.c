@@ -114,7 +114,7 @@ run_without_aesni(int argc, char **argv, int ncfg, double *wmed, double *rmed)
 	FILE *f;
 	pid_t pid;
 
-	args[k++] = "/proc/self/exe";
+	args[k++] = self_exe();
 	args[k++] = "bench";
 	args[k++] = "--csv";
 	args[k++] = "--aesni-off";

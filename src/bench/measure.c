@@ -212,7 +212,7 @@ measure_attached(const struct config *c, const struct bench_opts *o, uint8_t *bu
 {
 	char dir[] = "/dev/shm/geli-bench.XXXXXX", eli[128];
 	const char *prov[] = { "prov" };
-	struct attached a = { .geli = "/proc/self/exe", .dir = dir, .ealgo = c->ealgo,
+	struct attached a = { .geli = self_exe(), .dir = dir, .ealgo = c->ealgo,
 	    .keylen = c->keylen, .aalgo = c->aalgo,
 	    .sectorsize = c->sectorsize != 0 ? c->sectorsize : o->sectorsize,
 	    .iterations = 1, .quiet = true };

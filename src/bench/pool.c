@@ -252,7 +252,7 @@ bench_pool(const struct bench_opts *o)
 	struct pool pl = { .o = o, .dir = "/dev/shm/geli-pool.XXXXXX" };
 	unsigned ealgo = o->ealgo ? o->ealgo : GELI_ALGO_AES_XTS;
 	unsigned keylen = geli_keylen(ealgo, o->keylen);
-	struct attached a = { .geli = "/proc/self/exe", .dir = pl.dir, .ealgo = ealgo,
+	struct attached a = { .geli = self_exe(), .dir = pl.dir, .ealgo = ealgo,
 	    .keylen = keylen, .sectorsize = o->sectorsize, .iterations = 1,
 	    .quiet = true };
 	double res[2][3];

@@ -130,6 +130,21 @@ run_cmd(int flags, const char *cwd, const char *const *env, const char *prog, ..
 	return spawn_run(&s);
 }
 
+const char *
+self_exe(void)
+{
+	static char path[4096];
+	ssize_t n;
+
+	if (path[0] == '\0') {
+		n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+		if (n <= 0 || (size_t)n >= sizeof(path) - 1)
+			return "/proc/self/exe";
+		path[n] = '\0';
+	}
+	return path;
+}
+
 bool
 have_program(const char *name)
 {

@@ -34,6 +34,10 @@ int spawn_run(const struct spawn *s);
 int run_cmd(int flags, const char *cwd, const char *const *env, const char *prog, ...)
     __attribute__((sentinel));
 
+/* This program's own path, to run it again (readlink of /proc/self/exe,
+ * which tools that run the program, like valgrind, answer with the
+ * program's path; "/proc/self/exe" itself if that fails). */
+const char *self_exe(void);
 /* True when name is an executable in $PATH (as `command -v`). */
 bool have_program(const char *name);
 /* rm -rf dir; 0 or -errno of the first failure. */

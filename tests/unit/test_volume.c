@@ -3,7 +3,9 @@
  * The sector data path: FreeBSD-made volumes decrypt to their known
  * plaintext; every cipher x key length x sector size x HMAC x version round
  * trips at any offset and length; integrity catches flipped bits, moved
- * sectors and never-written sectors; suspend wipes and resume restores.
+ * sectors and never-written sectors; suspend wipes and resume restores;
+ * providers of operations hold what files do; discard gives back whole
+ * sectors only, and never with NODELETE or integrity.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -426,6 +428,149 @@ test_edges(void)
 	geli_volume_close(v);
 }
 
+/* A provider in memory, reached through operations; discards recorded. */
+struct memprov {
+	uint8_t *b;
+	uint64_t size, doff, dlen;
+	int discards;
+};
+
+static int
+mem_pread(void *o, void *buf, size_t len, uint64_t off)
+{
+	struct memprov *m = o;
+
+	memcpy(buf, m->b + off, len);
+	return 0;
+}
+
+static int
+mem_pwrite(void *o, const void *buf, size_t len, uint64_t off)
+{
+	struct memprov *m = o;
+
+	memcpy(m->b + off, buf, len);
+	return 0;
+}
+
+static int
+mem_discard(void *o, uint64_t off, uint64_t len)
+{
+	struct memprov *m = o;
+
+	m->doff = off;
+	m->dlen = len;
+	m->discards++;
+	memset(m->b + off, 0, len);
+	return 0;
+}
+
+static const struct geli_provider_ops mem_ops = {
+	.pread = mem_pread, .pwrite = mem_pwrite, .discard = mem_discard,
+};
+
+static void
+test_ops_discard(void)
+{
+	const uint64_t size = 1 << 20;
+	struct memprov m = { .size = size };
+	struct geli_provider *p, *fp;
+	struct geli_metadata md, back;
+	struct geli_volume *v, *fv;
+	uint8_t mkey[128], *data, *fbuf;
+	char path[4200];
+	struct stat st;
+	blkcnt_t before;
+	int fd;
+
+	m.b = calloc(1, size);
+	data = malloc(size);
+	fbuf = malloc(size);
+	geli_random(data, size);
+	geli_random(mkey, sizeof(mkey));
+	memset(&md, 0, sizeof(md));
+	memcpy(md.magic, "GEOM::ELI", 10);
+	md.version = 7;
+	md.ealgo = GELI_ALGO_AES_XTS;
+	md.keylen = 128;
+	md.sectorsize = 4096;
+	md.provsize = size;
+	md.keys = 1;
+	tap_ok(geli_provider_open_ops(&mem_ops, &m, size, 512, &p) == 0,
+	    "a provider of operations opens");
+	tap_ok(geli_provider_fd(p) == -1, "... it has no descriptor");
+	int w = geli_provider_write_metadata(p, &md);
+	int r = geli_provider_read_metadata(p, &back);
+	tap_ok(w == 0 && r == 0 && back.provsize == size && back.sectorsize == 4096,
+	    "its metadata is written and read through its operations");
+	tap_ok(geli_volume_open(p, &md, mkey, 0, 2, &v) == 0, "a volume opens on it");
+	tap_ok(geli_volume_write(v, data, geli_volume_size(v), 0) ==
+	    (ssize_t)geli_volume_size(v), "the whole volume written");
+
+	/* The same volume on a file: the same ciphertext. */
+	snprintf(path, sizeof(path), "%s/ops-file", tmpdir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	tap_ok(fd >= 0 && ftruncate(fd, (off_t)size) == 0, "a file provider of the same size");
+	close(fd);
+	geli_provider_open(path, true, &fp);
+	geli_provider_write_metadata(fp, &md);
+	geli_volume_open(fp, &md, mkey, 0, 1, &fv);
+	geli_volume_write(fv, data, geli_volume_size(fv), 0);
+	geli_volume_flush(fv);
+	fd = open(path, O_RDONLY);
+	tap_ok(pread(fd, fbuf, size, 0) == (ssize_t)size &&
+	    memcmp(fbuf, m.b, size) == 0,
+	    "the provider of operations holds the bytes a file would");
+	close(fd);
+
+	/* Discard: whole GELI sectors inside the range, nothing else. */
+	tap_ok(geli_volume_can_discard(v), "discard offered (no NODELETE, no integrity)");
+	tap_ok(geli_volume_discard(v, 100, 3 * 4096) == 0 && m.discards == 1 &&
+	    m.doff == 4096 && m.dlen == 2 * 4096,
+	    "discard [100, 100+3S): sectors 1 and 2 given back, not the edges");
+	tap_ok(geli_volume_discard(v, 4097, 4000) == 0 && m.discards == 1,
+	    "a range with no whole sector: nothing given back, success");
+	memset(fbuf, 0, 4096);
+	tap_ok(geli_volume_read(v, fbuf, 100, 0) == 100 && memcmp(fbuf, data, 100) == 0 &&
+	    geli_volume_read(v, fbuf, 4096, 3 * 4096) == 4096 &&
+	    memcmp(fbuf, data + 3 * 4096, 4096) == 0,
+	    "the data around it reads as written");
+	stat(path, &st);
+	before = st.st_blocks;
+	int d = geli_volume_discard(fv, 0, 512 * 1024);
+	stat(path, &st);
+	tap_ok(d == 0 && before - st.st_blocks >= 512 * 1024 / 512,
+	    "on a file, a hole is punched (%lld -> %lld blocks)",
+	    (long long)before, (long long)st.st_blocks);
+	geli_volume_close(fv);
+	geli_volume_close(v);
+
+	md.flags = GELI_FLAG_NODELETE;
+	geli_provider_open_ops(&mem_ops, &m, size, 512, &p);
+	geli_volume_open(p, &md, mkey, 0, 1, &v);
+	tap_ok(!geli_volume_can_discard(v) && geli_volume_discard(v, 0, size) == -EOPNOTSUPP,
+	    "NODELETE: discard refused with EOPNOTSUPP");
+	geli_volume_close(v);
+	md.flags = GELI_FLAG_AUTH;
+	md.aalgo = GELI_ALGO_HMAC_SHA256;
+	geli_provider_open_ops(&mem_ops, &m, size, 512, &p);
+	geli_volume_open(p, &md, mkey, 0, 1, &v);
+	tap_ok(geli_volume_discard(v, 0, size) == -EOPNOTSUPP,
+	    "integrity: discard refused with EOPNOTSUPP");
+	geli_volume_close(v);
+	md.flags = 0;
+	md.aalgo = 0;
+	geli_provider_open_ops(&mem_ops, &m, size, 512, &p);
+	geli_volume_open(p, &md, mkey, GELI_VOLUME_READONLY, 1, &v);
+	tap_ok(geli_volume_discard(v, 0, size) == -EROFS, "read-only: -EROFS");
+	geli_volume_close(v);
+	tap_ok(geli_provider_open_ops(&mem_ops, &m, size, 500, &p) == -EINVAL,
+	    "a sector size that is no power of two is refused");
+	free(m.b);
+	free(data);
+	free(fbuf);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -442,6 +587,7 @@ main(int argc, char **argv)
 	test_suspend();
 	test_mmap();
 	test_edges();
+	test_ops_discard();
 	char cmd[200];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)

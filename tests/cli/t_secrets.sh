@@ -7,6 +7,7 @@
 # 0600.  The keys to look for are computed here, independently (Python's
 # hashlib/hmac and openssl), from the provider's metadata.
 . "$(dirname "$0")/lib.sh"
+MEMSCAN=$(dirname "$0")/memscan.py
 
 if ! command -v openssl >/dev/null || ! command -v python3 >/dev/null; then
 	skip "needs python3 and openssl"; done_testing; exit
@@ -84,27 +85,6 @@ plain = subprocess.run(['openssl', 'enc', '-d', '-aes-128-cbc', '-nopad', '-K',
                        capture_output=True, check=True).stdout
 print(ukey.hex(), plain[:128].hex())
 PY
-cat >"$T/scan.py" <<'PY'
-# scan.py PID HEX...: for each pattern, how many times it is in the
-# process's readable memory.
-import re, sys
-pid, pats = sys.argv[1], [bytes.fromhex(h) for h in sys.argv[2:]]
-counts = [0] * len(pats)
-with open('/proc/%s/maps' % pid) as maps, open('/proc/%s/mem' % pid, 'rb', 0) as mem:
-    for line in maps:
-        f = line.split()
-        if 'r' not in f[1] or (len(f) > 5 and f[5] in ('[vvar]', '[vsyscall]')):
-            continue
-        a, b = (int(x, 16) for x in f[0].split('-'))
-        try:
-            mem.seek(a)
-            data = mem.read(b - a)
-        except (OSError, ValueError, OverflowError):
-            continue
-        for i, p in enumerate(pats):
-            counts[i] += data.count(p)
-print(' '.join(map(str, counts)))
-PY
 
 head -c 77 /dev/urandom >"$T/kf"
 mkprov "$T/p" 4M
@@ -119,7 +99,7 @@ check "the daemon's memory is locked (VmLck > 0)" \
 	test "$(awk '/^VmLck:/ { print $2 }' "/proc/$pid/status")" -gt 0
 check "it dumps no core (core size limit 0)" \
 	bash -c 'grep -E "^Max core file size +0 +0 " "/proc/$0/limits" >/dev/null' "$pid"
-read -r n_pass n_kf n_uk n_mk <<<"$(python3 "$T/scan.py" "$pid" "$passhex" "$kfhex" "$ukey" "$mkey")"
+read -r n_pass n_kf n_uk n_mk <<<"$(python3 "$MEMSCAN" "$pid" "$passhex" "$kfhex" "$ukey" "$mkey")"
 check "the scanner finds the Master Key the daemon holds (the scan works)" test "$n_mk" -ge 1
 check "no passphrase in the daemon's memory" test "$n_pass" = 0
 check "no keyfile contents in the daemon's memory" test "$n_kf" = 0
@@ -127,10 +107,10 @@ check "no user key in the daemon's memory" test "$n_uk" = 0
 check "no passphrase in its argv" bash -c '! grep -qa "memory 7f3a" "/proc/$0/cmdline"' "$pid"
 check "no passphrase in its environment" bash -c '! grep -qa "memory 7f3a" "/proc/$0/environ"' "$pid"
 expect_ok "suspend" "$GELI" suspend p
-read -r n_pass n_kf n_uk n_mk <<<"$(python3 "$T/scan.py" "$pid" "$passhex" "$kfhex" "$ukey" "$mkey")"
+read -r n_pass n_kf n_uk n_mk <<<"$(python3 "$MEMSCAN" "$pid" "$passhex" "$kfhex" "$ukey" "$mkey")"
 check "after suspend, no Master Key in the daemon's memory" test "$n_mk" = 0
 ivk=${mkey:0:128} dk=${mkey:128:128}
-read -r n_ivk n_dk <<<"$(python3 "$T/scan.py" "$pid" "$ivk" "$dk")"
+read -r n_ivk n_dk <<<"$(python3 "$MEMSCAN" "$pid" "$ivk" "$dk")"
 # Under valgrind the guest's registers are memory of the process (the
 # vector registers that last copied a key half among them): not the
 # daemon's to wipe.
@@ -141,7 +121,7 @@ else
 fi
 printf '%s\n' "a passphrase to look for in memory 7f3a" >"$T/pass2"
 expect_ok "resume" "$GELI" resume -k "$T/kf" -j "$T/pass2" "$T/p"
-read -r n_pass n_kf n_uk n_mk <<<"$(python3 "$T/scan.py" "$pid" "$passhex" "$kfhex" "$ukey" "$mkey")"
+read -r n_pass n_kf n_uk n_mk <<<"$(python3 "$MEMSCAN" "$pid" "$passhex" "$kfhex" "$ukey" "$mkey")"
 check "after resume: the Master Key is back, the user key is not kept" \
 	test "$n_mk" -ge 1 -a "$n_uk" = 0 -a "$n_pass" = 0
 expect_ok "detach" "$GELI" detach p.eli

@@ -142,6 +142,18 @@ expect_err() {
 		nok "$desc"; { echo "status $rc: $*"; echo "want: $want"; echo "got:"; cat "$T/err"; } | diag; fi
 }
 
+# pg_fat_ok DECRYPTED: the FAT file system inside one of the pg-* fixtures,
+# decrypted (fixtures README), holds a file random whose MD5 is the one its
+# file md5 lists.
+pg_fat_ok() {
+	local want
+	rm -f "$T/random" "$T/md5"
+	mcopy -i "$1@@4608" ::random "$T/random" 2>/dev/null
+	mcopy -i "$1@@4608" ::md5 "$T/md5" 2>/dev/null
+	want=$(cut -d' ' -f1 "$T/md5" 2>/dev/null)
+	test -n "$want" -a "$(md5sum <"$T/random" | cut -d' ' -f1)" = "$want"
+}
+
 # A sparse provider file of SIZE bytes.
 mkprov() { rm -f "$1"; truncate -s "${2:-1M}" "$1"; }
 

@@ -22,12 +22,8 @@ if command -v mcopy >/dev/null; then
 		b=$(basename "$img" .img)
 		cp "$img" "$T/$b.img"
 		run "$GELI" attach -r -j "$T/pgpass" "$T/$b.img"
-		rm -f "$T/random" "$T/md5"
-		mcopy -i "$GELI_RUNDIR/$b.img.eli@@4608" ::random "$T/random" 2>/dev/null
-		mcopy -i "$GELI_RUNDIR/$b.img.eli@@4608" ::md5 "$T/md5" 2>/dev/null
-		want=$(cut -d' ' -f1 "$T/md5" 2>/dev/null)
 		check "$b: the file random matches the md5 list in the volume" \
-			test -n "$want" -a "$(md5sum <"$T/random" | cut -d' ' -f1)" = "$want"
+			pg_fat_ok "$GELI_RUNDIR/$b.img.eli"
 		"$GELI" detach "$b.img"
 		check "$b: attaching read-only changed nothing" \
 			test "$(md5sum <"$T/$b.img" | cut -d' ' -f1)" = "$(cut -d' ' -f1 "$FIX/$b.md5")"

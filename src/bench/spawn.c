@@ -7,12 +7,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "spawn.h"
@@ -133,15 +135,13 @@ run_cmd(int flags, const char *cwd, const char *const *env, const char *prog, ..
 const char *
 self_exe(void)
 {
-	static char path[4096];
-	ssize_t n;
+	static char path[PATH_MAX];
+	const char *fn = (const char *)getauxval(AT_EXECFN);
 
-	if (path[0] == '\0') {
-		n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-		if (n <= 0 || (size_t)n >= sizeof(path) - 1)
-			return "/proc/self/exe";
-		path[n] = '\0';
-	}
+	/* The file execve(2) was given, made absolute (geli bench keeps
+	 * its directory); valgrind gives its client's. */
+	if (path[0] == '\0' && (fn == NULL || realpath(fn, path) == NULL))
+		return "/proc/self/exe";
 	return path;
 }
 

@@ -34,9 +34,9 @@ int spawn_run(const struct spawn *s);
 int run_cmd(int flags, const char *cwd, const char *const *env, const char *prog, ...)
     __attribute__((sentinel));
 
-/* This program's own path, to run it again (readlink of /proc/self/exe,
- * which tools that run the program, like valgrind, answer with the
- * program's path; "/proc/self/exe" itself if that fails). */
+/* This program's own path, to run it again: the file it was started from
+ * (AT_EXECFN, absolute), which under valgrind is the program and not
+ * valgrind as /proc/self/exe is; "/proc/self/exe" if that fails. */
 const char *self_exe(void);
 /* True when name is an executable in $PATH (as `command -v`). */
 bool have_program(const char *name);

@@ -64,7 +64,7 @@ done
 check "detach of a busy provider: 'Cannot destroy device $name.eli (error=16).' every time" \
 	test $busy = 10 -a $others = 0
 check "... the daemon lives on" alive "$pid"
-check "... and the writer runs to its end" ended "$wpid" 10
+check "... and the writer runs to its end" ended "$wpid" "$(vg_secs 10)"
 wait "$wpid"
 check "... without an error" no_writer_error $?
 check "... every record reads back" verified

@@ -10,8 +10,11 @@
 #                    OpenSSL backend (GELI_CRYPTO=openssl); then build the
 #                    libFuzzer harnesses (clang, -Dfuzz=true) and run each
 #                    for a minute (tests/run-fuzz), while a set of CLI tests
-#                    runs again under valgrind's memcheck
+#                    runs again under valgrind's memcheck; the Debian
+#                    packages are built first (as "deb"), for t_deb
 #   ./run.sh build   install what is missing and build
+#   ./run.sh deb     install what is missing, build the Debian packages
+#                    (debian/, dpkg-buildpackage) into debs/, run lintian
 #
 # The last line of "test" is "N passed, N failed, N skipped"; its exit status
 # is non-zero on any failure.
@@ -22,6 +25,8 @@ BUILD_PKGS=(gcc meson ninja-build pkg-config libgcrypt20-dev libssl-dev libfuse3
 	nbdkit-plugin-dev)
 TEST_PKGS=(python3 openssl util-linux coreutils e2fsprogs mtools grub-common fio strace zfs-fuse systemd valgrind
 	nbdkit libnbd-bin python3-libnbd qemu-utils)
+# The Debian packages: dpkg-buildpackage (debian/), checked by lintian.
+DEB_PKGS=(debhelper dpkg-dev lintian)
 # The fuzzers: clang (CC=clang) and its runtimes (libclang_rt.fuzzer).
 FUZZ_PKGS=(clang clang-14 libclang-rt-14-dev)
 
@@ -48,6 +53,23 @@ build() {	# build DIR [meson options...]
 		rm -f "$dir.setup.log"
 	fi
 	ninja -C "$dir" >/dev/null || ninja -C "$dir"
+}
+
+# The .deb packages into debs/ (from a copy of the tree, so that the build
+# dirs and debian/'s own output stay out of the source), then lintian.
+build_debs() {
+	local tmp
+	tmp=$(mktemp -d)
+	mkdir "$tmp/geli"
+	git ls-files -z | tar --null -T - -cf - | tar -xf - -C "$tmp/geli"
+	(cd "$tmp/geli" && dpkg-buildpackage -b -uc -us >"$tmp/build.log" 2>&1) ||
+		{ tail -n 40 "$tmp/build.log" >&2; rm -rf "$tmp"; exit 1; }
+	mkdir -p debs
+	rm -f debs/*.deb
+	mv "$tmp"/*.deb debs/
+	rm -rf "$tmp"
+	ls debs/*.deb
+	lintian --fail-on error debs/*.deb
 }
 
 demo() {
@@ -122,8 +144,9 @@ demo)
 	demo
 	;;
 test)
-	install_missing "${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${FUZZ_PKGS[@]}"
+	install_missing "${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${FUZZ_PKGS[@]}" "${DEB_PKGS[@]}"
 	build build
+	build_debs	# tests/cli/t_deb.sh unpacks them
 	build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
 	CC=clang build build-fuzz -Dfuzz=true
 	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
@@ -134,8 +157,12 @@ build)
 	install_missing "${BUILD_PKGS[@]}"
 	build build
 	;;
+deb)
+	install_missing "${BUILD_PKGS[@]}" "${DEB_PKGS[@]}"
+	build_debs
+	;;
 *)
-	echo "usage: ./run.sh demo | test | build" >&2
+	echo "usage: ./run.sh demo | test | build | deb" >&2
 	exit 2
 	;;
 esac

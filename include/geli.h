@@ -211,6 +211,14 @@ GELI_API void geli_crypto_disable_hwaccel(void);
 
 /* Locked (mlock), excluded from core dumps, zeroed; NULL on failure. */
 GELI_API void *geli_secure_alloc(size_t size);
+/*
+ * The same, except that a child made by fork(2) keeps the bytes (secure
+ * memory is wiped in children): for a secret a process reads before it
+ * forks the child that uses it (nbdkit reads parameters, then forks its
+ * server).  The child's copy is not locked (locks are not inherited):
+ * move it into geli_secure_alloc() memory there.
+ */
+GELI_API void *geli_secure_alloc_inherited(size_t size);
 /* Wipes and frees memory from geli_secure_alloc (NULL is fine). */
 GELI_API void geli_secure_free(void *p);
 /* A wipe the compiler cannot remove. */

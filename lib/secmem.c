@@ -40,8 +40,8 @@ struct secmem_hdr {
 	size_t pad;	/* keeps the payload 16-byte aligned */
 };
 
-void *
-geli_secure_alloc(size_t size)
+static void *
+secure_map(size_t size, bool wipe_on_fork)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t maplen;
@@ -64,9 +64,22 @@ geli_secure_alloc(size_t size)
 	 * WIPEONFORK; failing there would leave no secure memory at all.
 	 */
 	(void)madvise(h, maplen, MADV_DONTDUMP);
-	(void)madvise(h, maplen, MADV_WIPEONFORK);
+	if (wipe_on_fork)
+		(void)madvise(h, maplen, MADV_WIPEONFORK);
 	h->maplen = maplen;
 	return h + 1;
+}
+
+void *
+geli_secure_alloc(size_t size)
+{
+	return secure_map(size, true);
+}
+
+void *
+geli_secure_alloc_inherited(size_t size)
+{
+	return secure_map(size, false);
 }
 
 void

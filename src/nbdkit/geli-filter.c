@@ -82,7 +82,8 @@ set_password(const char *value)
 	if (nbdkit_read_password(value, &pw) == -1)
 		return -1;
 	len = strlen(pw);
-	password = geli_secure_alloc(len + 1);
+	/* nbdkit may fork its server after .config: the copy must survive. */
+	password = geli_secure_alloc_inherited(len + 1);
 	if (password != NULL)
 		memcpy(password, pw, len + 1);
 	geli_wipe(pw, len);

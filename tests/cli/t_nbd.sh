@@ -101,6 +101,21 @@ unserve
 check "keyno=0 with slot 1's passphrase is a wrong key" \
 	fails serve "$T/p" -- keyno=0 password=+"$T/wrong"
 
+# nbdkit forks its server after reading the parameters, in the background
+# (no -f) and with --run: the passphrase must reach the server.
+check "nbdkit --run (a forked server) opens it" bash -c \
+	'timeout 60 nbdkit -U - --filter="$0" file file="$1" password=+"$2" \
+	--run "nbdinfo --size \"\$uri\"" </dev/null | grep -qx "$3"' \
+	"$F" "$T/p" "$T/pass" $(( (16 << 20) - 4096 ))
+rm -f "$SOCK" "$T/nbdkit.pid"
+nbdkit -P "$T/nbdkit.pid" -U "$SOCK" --filter="$F" file file="$T/p" \
+	password=+"$T/pass" </dev/null >/dev/null 2>&1
+for _ in $(seq 1 100); do [ -s "$T/nbdkit.pid" ] && nbdinfo --size "$URI" >/dev/null 2>&1 && break; sleep 0.05; done
+check "nbdkit in the background (forked, -P pidfile) serves it" \
+	test "$(nbdinfo --size "$URI" 2>/dev/null)" = $(( (16 << 20) - 4096 ))
+[ -s "$T/nbdkit.pid" ] && kill "$(cat "$T/nbdkit.pid")"
+rm -f "$SOCK"
+
 # ---- What the export is --------------------------------------------------
 
 serve "$T/p" -- password=+"$T/pass"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Starting programs for the benchmarks without a shell: fork, execvp and
+ * Starting programs without a shell (the benchmarks, geli serve): fork, execvp and
  * waitpid, so that no path or option is ever parsed as shell syntax.
  */
 #ifndef GELI_BENCH_SPAWN_H

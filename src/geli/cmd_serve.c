@@ -45,16 +45,31 @@ filter_path(void)
 	return f != NULL && f[0] != '\0' ? f : GELI_NBDKIT_FILTER;
 }
 
-/* argv[n++] = "key=value" (allocated; freed by the caller). */
-static int
-add_param(char **argv, int *n, const char *key, const char *value)
+/* nbdkit's command line: words given as they are, and "key=value" words
+ * made here (freed with it). */
+struct cmdline {
+	const char *argv[GELI_SERVE_MAXARGS];
+	char *own[GELI_SERVE_MAXARGS];
+	int n, nown;
+};
+
+static void
+word(struct cmdline *c, const char *w)
 {
-	if (asprintf(&argv[*n], "%s=%s", key, value) < 0) {
-		argv[*n] = NULL;
+	c->argv[c->n++] = w;
+}
+
+static int
+param(struct cmdline *c, const char *key, const char *value)
+{
+	char *w;
+
+	if (asprintf(&w, "%s=%s", key, value) < 0) {
 		req_error("Cannot allocate memory.");
 		return -1;
 	}
-	(*n)++;
+	c->own[c->nown++] = w;
+	word(c, w);
 	return 0;
 }
 
@@ -102,9 +117,9 @@ cmd_serve(struct opts *o, int argc, char **argv)
 	struct geli_provider *lock = NULL;
 	struct geli_metadata md;
 	struct mdsrc src;
-	char *args[GELI_SERVE_MAXARGS] = { NULL }, path[4096], buf[4096];
-	char num[32];
-	int n = 0, pfd = -1, status, error;
+	struct cmdline cmd = { .n = 0 };
+	char path[4096], buf[4096], num[32], portstr[8];
+	int pfd = -1, status, error;
 	uint32_t psize;
 	pid_t pid;
 
@@ -148,40 +163,39 @@ cmd_serve(struct opts *o, int argc, char **argv)
 		(void)fcntl(geli_provider_fd(lock), F_SETFD, 0);
 	}
 
-	args[n++] = strdup("nbdkit");
-	args[n++] = strdup("-f");
-	args[n++] = strdup("--exit-with-parent");
+	word(&cmd, "nbdkit");
+	word(&cmd, "-f");
+	word(&cmd, "--exit-with-parent");
 	if (ro)
-		args[n++] = strdup("-r");
+		word(&cmd, "-r");
 	if (sock[0] != '\0') {
-		args[n++] = strdup("-U");
-		args[n++] = strdup(sock);
+		word(&cmd, "-U");
+		word(&cmd, sock);
 	}
 	if (o->given['p']) {
-		snprintf(num, sizeof(num), "%jd", port);
-		args[n++] = strdup("-p");
-		args[n++] = strdup(num);
+		snprintf(portstr, sizeof(portstr), "%jd", port);
+		word(&cmd, "-p");
+		word(&cmd, portstr);
 	}
 	if (addr[0] != '\0') {
-		args[n++] = strdup("-i");
-		args[n++] = strdup(addr);
+		word(&cmd, "-i");
+		word(&cmd, addr);
 	}
-	if (add_param(args, &n, "--filter", filter_path()) != 0 ||
-	    (args[n++] = strdup("file")) == NULL ||
-	    add_param(args, &n, "file", path) != 0)
+	if (param(&cmd, "--filter", filter_path()) != 0)
 		goto out;
+	word(&cmd, "file");
 	/* The sector size geli takes (a stacked .eli says its own). */
 	snprintf(num, sizeof(num), "%u", psize);
-	if (add_param(args, &n, "psize", num) != 0)
+	if (param(&cmd, "file", path) != 0 || param(&cmd, "psize", num) != 0)
 		goto out;
 	if (keyno >= 0) {
 		snprintf(num, sizeof(num), "%jd", keyno);
-		if (add_param(args, &n, "keyno", num) != 0)
+		if (param(&cmd, "keyno", num) != 0)
 			goto out;
 	}
 	for (int i = 0; i < nkeyfiles; i++) {
 		/* "-": the keyfile is geli's stdin, which nbdkit inherits. */
-		if (add_param(args, &n, "keyfile", strcmp(keyfiles[i], "-") == 0 ?
+		if (param(&cmd, "keyfile", strcmp(keyfiles[i], "-") == 0 ?
 		    "/dev/stdin" : keyfiles[i]) != 0)
 			goto out;
 	}
@@ -190,17 +204,12 @@ cmd_serve(struct opts *o, int argc, char **argv)
 		if (pfd < 0)
 			goto out;
 		snprintf(num, sizeof(num), "-%d", pfd);
-		if (add_param(args, &n, "password", num) != 0)
+		if (param(&cmd, "password", num) != 0)
 			goto out;
 	}
-	for (int i = 0; i < n; i++) {
-		if (args[i] == NULL) {
-			req_error("Cannot allocate memory.");
-			goto out;
-		}
-	}
+	cmd.argv[cmd.n] = NULL;
 
-	struct spawn s = { .argv = (const char *const *)args };
+	struct spawn s = { .argv = cmd.argv };
 	struct sigaction sa;
 
 	pid = spawn_start(&s, NULL);
@@ -215,10 +224,6 @@ cmd_serve(struct opts *o, int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	if (pfd >= 0) {
-		close(pfd);
-		pfd = -1;
-	}
 	status = spawn_wait(pid);
 	server = 0;
 	if (status == 127)
@@ -237,8 +242,8 @@ cmd_serve(struct opts *o, int argc, char **argv)
 out:
 	if (pfd >= 0)
 		close(pfd);
-	for (int i = 0; i < n; i++)
-		free(args[i]);
+	for (int i = 0; i < cmd.nown; i++)
+		free(cmd.own[i]);
 	geli_provider_close(lock);
 	geli_wipe(&md, sizeof(md));
 }

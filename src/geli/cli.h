@@ -143,7 +143,8 @@ char *read_passphrase(const char *const *passfiles, int npassfiles);
 /* If arg (a provider, NAME.eli or its path) is attached: its name. */
 bool attached_name(const char *arg, char *name, size_t len);
 bool geli_name_suspended(const char *name);
-void wait_gone(const char *name);
+int daemon_pidfd(const char *name);
+void wait_gone(int pidfd, const char *name);
 /*
  * One request to the daemon of name; its error (or "No such device")
  * becomes the request error.  0 or -1; *outcome (may be NULL) says whether

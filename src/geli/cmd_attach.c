@@ -8,11 +8,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../attach/daemon.h"
@@ -472,9 +474,13 @@ cmd_detach(struct opts *o, int argc, char **argv)
 			req_error("No such device: %s.", argv[i]);
 			return;
 		}
+		int pidfd = daemon_pidfd(name);
+
 		if (attached_request(name, &req, &outcome) == 0 &&
 		    outcome == CTL_DETACHED)
-			wait_gone(name);
+			wait_gone(pidfd, name);
+		else if (pidfd >= 0)
+			close(pidfd);
 	}
 }
 
@@ -801,12 +807,46 @@ geli_name_suspended(const char *name)
 	return ctl_status(name, &st) == 0 && (st.flags & GELI_FLAG_SUSPEND);
 }
 
-/* After a detach: wait until the daemon has removed its files. */
-void
-wait_gone(const char *name)
+/*
+ * The daemon of name as a pidfd (-1: none), taken before a request that may
+ * stop it, so that it is that daemon which wait_gone waits for.
+ */
+int
+daemon_pidfd(const char *name)
 {
 	char path[4096];
+	FILE *f;
+	int pid = 0, fd;
 
+	if (rundir_path(name, ".pid", path, sizeof(path)) != 0 ||
+	    (f = fopen(path, "re")) == NULL)
+		return -1;
+	if (fscanf(f, "%d", &pid) != 1)
+		pid = 0;
+	fclose(f);
+	if (pid <= 0 || (fd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0)
+		return -1;
+	return fd;
+}
+
+/*
+ * After a detach: wait until the daemon has exited, and so has flushed and
+ * closed the provider (and let go of its lock) and removed its files, as
+ * FreeBSD's detach returns once the provider is closed.  Without a pidfd,
+ * until its control socket is gone (at most 5 s).
+ */
+void
+wait_gone(int pidfd, const char *name)
+{
+	char path[4096];
+	struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+
+	if (pidfd >= 0) {
+		while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
+			;
+		close(pidfd);
+		return;
+	}
 	if (rundir_path(name, ".ctl", path, sizeof(path)) != 0)
 		return;
 	for (int i = 0; i < 100 && access(path, F_OK) == 0; i++)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* geli resize -s oldsize (§8.5) and geli kill of detached providers (§9.9). */
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -43,10 +44,13 @@ static void
 kill_attached(const char *name, const struct ctl_request *req)
 {
 	enum ctl_outcome outcome;
+	int pidfd = daemon_pidfd(name);
 
 	(void)attached_request(name, req, &outcome);
 	if (outcome == CTL_DETACHED)
-		wait_gone(name);
+		wait_gone(pidfd, name);
+	else if (pidfd >= 0)
+		close(pidfd);
 }
 
 void

@@ -421,6 +421,21 @@ GELI_API int geli_volume_discard(struct geli_volume *v, uint64_t off,
     uint64_t len);
 /* True when geli_volume_discard can work (no NODELETE, no integrity). */
 GELI_API bool geli_volume_can_discard(const struct geli_volume *v);
+/* NODELETE of the attached volume from now on (configure -T / -t). */
+GELI_API void geli_volume_set_nodelete(struct geli_volume *v, bool on);
+/*
+ * Bytes [off, off+len) read as zeros afterwards (fallocate's PUNCH_HOLE
+ * and ZERO_RANGE).  deallocate: the whole GELI sectors inside are deleted
+ * on the provider (a hole in a regular file; on a block device a zeroing
+ * that unmaps, which a device that cannot do refuses)
+ * and read as zeros because a sector stored as all zeros is a hole (never
+ * written, or deleted) and reads as zeros; the partial sectors at the edges
+ * get encrypted zeros.  -EOPNOTSUPP where geli_volume_can_discard is
+ * false, and for a provider of operations.  Without deallocate: encrypted
+ * zeros over the whole range.  -EROFS; the provider's error.
+ */
+GELI_API int geli_volume_zero(struct geli_volume *v, uint64_t off,
+    uint64_t len, bool deallocate);
 /*
  * The sector transform alone, without I/O (benchmarks): n whole GELI
  * sectors starting at sector first, between plain (n*S bytes) and phys

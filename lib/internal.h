@@ -18,6 +18,14 @@
 
 /* For geli_volume_grow(): the provider now has this many bytes. */
 void provider_set_mediasize(struct geli_provider *p, uint64_t size);
+/*
+ * For geli_volume_zero(): [off, off+len) given back and reading as zeros
+ * from now on (which BLKDISCARD does not promise): fallocate's PUNCH_HOLE,
+ * a hole in a regular file and on a block device a zeroing that unmaps
+ * (WRITE ZEROES with unmap; -EOPNOTSUPP from a device that cannot);
+ * -EOPNOTSUPP for a provider of operations.
+ */
+int provider_punch(struct geli_provider *p, uint64_t off, uint64_t len);
 
 /* ---- volume.c and volume_map.c ------------------------------------------- */
 

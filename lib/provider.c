@@ -283,6 +283,20 @@ geli_provider_discard(struct geli_provider *p, uint64_t off, uint64_t len)
 }
 
 int
+provider_punch(struct geli_provider *p, uint64_t off, uint64_t len)
+{
+	if (off > p->mediasize || len > p->mediasize - off)
+		return -EIO;
+	if (len == 0)
+		return 0;
+	if (p->ops != NULL)
+		return -EOPNOTSUPP;
+	/* On a block device: a zeroing that may unmap, or EOPNOTSUPP. */
+	return fallocate(p->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+	    (off_t)off, (off_t)len) == 0 ? 0 : -errno;
+}
+
+int
 geli_provider_read_last(struct geli_provider *p, void *sector)
 {
 	if (p->mediasize < p->sectorsize)

@@ -87,6 +87,13 @@ uint8_t *sector_ctx_buf(struct sector_ctx *c, size_t len);
 /* privacy.c: en/decrypt one unit of len bytes at byte offset off. */
 int sector_crypt(struct sector_ctx *c, uint64_t off, const uint8_t *in,
     uint8_t *out, size_t len, int enc);
+/*
+ * privacy.c: a stored sector of len bytes at off into plaintext.  One whose
+ * bytes are all zero is a hole (never written, or deleted: geli_volume_zero)
+ * and reads as zeros; any other is decrypted.
+ */
+int sector_read_stored(struct sector_ctx *c, uint64_t off, const uint8_t *in,
+    uint8_t *out, size_t len);
 
 /* integrity.c: logical sector i between S plaintext bytes and bps bytes. */
 int sector_auth_encrypt(struct sector_ctx *c, uint64_t i, const uint8_t *plain,

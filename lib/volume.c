@@ -47,6 +47,7 @@ struct geli_volume {
 	bool closing;			/* geli_volume_shutdown: no more I/O */
 	unsigned inflight;
 	atomic_uint_fast64_t integrity_errors;
+	atomic_bool nodelete;		/* NODELETE now (configure -T/-t) */
 	struct volume_map map;		/* GELI_VOLUME_MMAP (volume_map.c) */
 };
 
@@ -189,10 +190,14 @@ batch_run(void *arg, void *tls, size_t first, size_t count)
 		uint8_t *pl = b->plain + i * g->S;
 		uint8_t *ph = b->phys + i * g->bps;
 
-		/* Without AUTH: plain -> phys, which may be the same buffer. */
-		if (!g->auth)
-			error = sector_crypt(c, sec * g->S, b->enc ? pl : ph,
-			    b->enc ? ph : pl, g->S, b->enc);
+		/* Without AUTH: plain <-> phys, which may be the same buffer;
+		 * a sector read from the provider may be a hole. */
+		if (!g->auth && b->enc)
+			error = sector_crypt(c, sec * g->S, pl, ph, g->S, 1);
+		else if (!g->auth && b->io)
+			error = sector_read_stored(c, sec * g->S, ph, pl, g->S);
+		else if (!g->auth)
+			error = sector_crypt(c, sec * g->S, ph, pl, g->S, 0);
 		else if (b->enc)
 			error = sector_auth_encrypt(c, sec, pl, ph);
 		else
@@ -299,6 +304,7 @@ geli_volume_open(struct geli_provider *p, const struct geli_metadata *md,
 		return -ENOMEM;
 	v->p = p;
 	v->md = *md;
+	atomic_init(&v->nodelete, (md->flags & GELI_FLAG_NODELETE) != 0);
 	v->flags = flags;
 	v->g.crypto = crypto;	/* this volume's backend, whatever comes later */
 	v->g.ealgo = md->ealgo;
@@ -537,7 +543,30 @@ geli_volume_flush(struct geli_volume *v)
 bool
 geli_volume_can_discard(const struct geli_volume *v)
 {
-	return !(v->md.flags & GELI_FLAG_NODELETE) && !v->g.auth;
+	return !atomic_load(&v->nodelete) && !v->g.auth;
+}
+
+void
+geli_volume_set_nodelete(struct geli_volume *v, bool on)
+{
+	atomic_store(&v->nodelete, on);
+}
+
+/* Sectors [a, b) deleted on the provider: discarded, or punched (zeros). */
+static int
+delete_sectors(struct geli_volume *v, uint64_t a, uint64_t b, bool punch)
+{
+	const uint32_t S = v->g.S;
+	struct range r;
+	int error;
+
+	/* Without integrity sector n is bytes [n*S, (n+1)*S) below too. */
+	if ((error = range_lock(v, &r, a, b, true)) != 0)
+		return error;
+	error = punch ? provider_punch(v->p, a * S, (b - a) * S) :
+	    geli_provider_discard(v->p, a * S, (b - a) * S);
+	range_unlock(v, &r);
+	return error;
 }
 
 int
@@ -545,8 +574,6 @@ geli_volume_discard(struct geli_volume *v, uint64_t off, uint64_t len)
 {
 	const uint32_t S = v->g.S;
 	uint64_t a, b;
-	struct range r;
-	int error;
 
 	if (!geli_volume_can_discard(v))
 		return -EOPNOTSUPP;
@@ -559,14 +586,56 @@ geli_volume_discard(struct geli_volume *v, uint64_t off, uint64_t len)
 	/* Whole sectors only: [a, b) rounded inwards. */
 	a = (off + S - 1) / S;
 	b = (off + len) / S;
-	if (a >= b)
+	return a < b ? delete_sectors(v, a, b, false) : 0;
+}
+
+/* Zeros written over [off, off+len) (inside the volume), a chunk at a time. */
+static int
+write_zeros(struct geli_volume *v, uint64_t off, uint64_t len)
+{
+	static const uint8_t zero[VOLUME_CHUNK_BYTES];
+
+	while (len > 0) {
+		size_t n = len < sizeof(zero) ? (size_t)len : sizeof(zero);
+		ssize_t w = geli_volume_write(v, zero, n, off);
+
+		if (w < 0)
+			return (int)w;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+int
+geli_volume_zero(struct geli_volume *v, uint64_t off, uint64_t len,
+    bool deallocate)
+{
+	const uint32_t S = v->g.S;
+	uint64_t a, b;
+	int error;
+
+	if (deallocate && !geli_volume_can_discard(v))
+		return -EOPNOTSUPP;
+	if (v->flags & GELI_VOLUME_READONLY)
+		return -EROFS;
+	if (off >= v->size || len == 0)
 		return 0;
-	/* Without integrity sector n is bytes [n*S, (n+1)*S) below too. */
-	if ((error = range_lock(v, &r, a, b, true)) != 0)
+	if (len > v->size - off)
+		len = v->size - off;
+	if (!deallocate)
+		return write_zeros(v, off, len);
+	/* The whole sectors inside, [a, b), deleted: they read as zeros (a
+	 * hole, sector_read_stored); the partial ones at the edges written. */
+	a = (off + S - 1) / S;
+	b = (off + len) / S;
+	if (a >= b)
+		return write_zeros(v, off, len);
+	/* The deletion first: when the provider cannot, nothing changed. */
+	if ((error = delete_sectors(v, a, b, true)) != 0 ||
+	    (error = write_zeros(v, off, a * S - off)) != 0)
 		return error;
-	error = geli_provider_discard(v->p, a * S, (b - a) * S);
-	range_unlock(v, &r);
-	return error;
+	return write_zeros(v, b * S, off + len - b * S);
 }
 
 static void

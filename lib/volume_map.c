@@ -133,8 +133,8 @@ volume_map_decrypt(const struct volume_map *m, struct sector_ctx *c,
 	map_hi = m->base + m->len;
 	map_jb = &jb;
 	for (size_t i = 0; i < count && error == 0; i++)
-		error = sector_crypt(c, (first + i) * S,
-		    m->base + (first + i) * S, plain + i * S, S, 0);
+		error = sector_read_stored(c, (first + i) * S,
+		    m->base + (first + i) * S, plain + i * S, S);
 	map_jb = NULL;
 	return error;
 }

@@ -156,16 +156,43 @@ ff_utimens(const char *path, const struct timespec tv[2],
 	return 0;
 }
 
+/*
+ * fallocate(2) on a file that is a disk: its size stays.  PUNCH_HOLE (what
+ * the loop driver sends for a discard, and for WRITE_ZEROES) and ZERO_RANGE
+ * leave zeros; allocating is done already within the size.
+ */
 static int
 ff_fallocate(const char *path, int mode, off_t off, off_t len,
     struct fuse_file_info *fi)
 {
+	struct fusefile *f = ff();
+	bool keep = mode & FALLOC_FL_KEEP_SIZE;
+	int error;
+
 	(void)path;
-	(void)mode;
-	(void)off;
-	(void)len;
 	(void)fi;
-	return -EOPNOTSUPP;
+	if (f->readonly)
+		return -EROFS;
+	if (off < 0 || len <= 0)
+		return -EINVAL;
+	mode &= ~FALLOC_FL_KEEP_SIZE;
+	if (mode != 0 && mode != FALLOC_FL_PUNCH_HOLE &&
+	    mode != FALLOC_FL_ZERO_RANGE)
+		return -EOPNOTSUPP;
+	if (mode == FALLOC_FL_PUNCH_HOLE && !keep)
+		return -EOPNOTSUPP;	/* as for any file */
+	/* Past the end only without a change of size. */
+	if (!keep && (uint64_t)off + (uint64_t)len > f->be.size(f->be.arg))
+		return -ENOSPC;
+	if (mode == 0)
+		return 0;
+	if (f->be.zero == NULL)
+		return -EOPNOTSUPP;
+	error = f->be.zero(f->be.arg, (uint64_t)off, (uint64_t)len,
+	    mode == FALLOC_FL_PUNCH_HOLE);
+	if (error == 0)
+		clock_gettime(CLOCK_REALTIME, &f->mtime);
+	return error == -EBADMSG ? -EIO : error;
 }
 
 /* One attribute, read-only: the sector size a stacked provider takes. */

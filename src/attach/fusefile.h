@@ -21,6 +21,9 @@ struct fusefile_backend {
 	ssize_t (*read)(void *arg, void *buf, size_t len, uint64_t off);
 	ssize_t (*write)(void *arg, const void *buf, size_t len, uint64_t off);
 	int (*flush)(void *arg);
+	/* Bytes that read as zeros afterwards; deallocate: given back below
+	 * (fallocate's PUNCH_HOLE; else ZERO_RANGE). */
+	int (*zero)(void *arg, uint64_t off, uint64_t len, bool deallocate);
 	/* Open/close accounting: called with the open's write intent. */
 	void (*opened)(void *arg, bool writable);
 	void (*closed)(void *arg, bool writable);

@@ -17,6 +17,7 @@
 #include "../geli/msg.h"
 #include "ctl.h"
 #include "dmn.h"
+#include "loopdev.h"
 
 /* The reply says code in the kernel's words for op (and step). */
 static void
@@ -223,6 +224,13 @@ do_configure(struct dmn *d, struct ctl_reply *rp, uint32_t set, uint32_t clear)
 	pthread_mutex_lock(&d->lock);
 	d->flags = (d->flags | set) & ~clear;
 	pthread_mutex_unlock(&d->lock);
+	/* TRIM on or off at once, as FreeBSD's configure -t/-T; the loop
+	 * device offers discards again if a refusal had turned them off. */
+	geli_volume_set_nodelete(d->v, d->flags & GELI_FLAG_NODELETE);
+	if ((clear & GELI_FLAG_NODELETE) && d->loopdev[0] != '\0' &&
+	    (error = loop_refresh_discard(d->loopdev, d->elipath)) != 0)
+		dlog(d, "%s: discards stay off: %s", d->loopdev,
+		    strerror(-error));
 	if (d->flags & GELI_FLAG_ONETIME)
 		return;		/* memory only */
 	/* The on-disk flags, from the metadata re-read from disk. */

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <linux/loop.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,4 +174,45 @@ loop_in_use(const char *dev, const char *file)
 		return errno == EBUSY;
 	close(fd);
 	return open_elsewhere(dev);
+}
+
+/* The device's discard limit in sysfs (0: the kernel turned it off). */
+static unsigned long long
+discard_max(const char *dev)
+{
+	char path[300];
+	unsigned long long n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/discard_max_bytes",
+	    strrchr(dev, '/') != NULL ? strrchr(dev, '/') + 1 : dev);
+	if ((f = fopen(path, "re")) == NULL)
+		return 0;
+	if (fscanf(f, "%llu", &n) != 1)
+		n = 0;
+	fclose(f);
+	return n;
+}
+
+int
+loop_refresh_discard(const char *dev, const char *file)
+{
+	int fd, bs, error = 0;
+
+	if (discard_max(dev) != 0)
+		return 0;
+	fd = open_ours(dev, file, O_RDONLY);
+	if (fd < 0)
+		return fd;
+	if (ioctl(fd, BLKSSZGET, &bs) != 0)
+		error = -errno;
+	else if (bs <= 512)
+		error = -EOPNOTSUPP;
+	/* The limits are worked out anew when the block size changes: 512
+	 * on the way takes every request the real size takes. */
+	else if (ioctl(fd, LOOP_SET_BLOCK_SIZE, 512UL) != 0 ||
+	    ioctl(fd, LOOP_SET_BLOCK_SIZE, (unsigned long)bs) != 0)
+		error = -errno;
+	close(fd);
+	return error;
 }

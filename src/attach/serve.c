@@ -101,6 +101,20 @@ be_flush(void *arg)
 	return error;
 }
 
+static int
+be_zero(void *arg, uint64_t off, uint64_t len, bool deallocate)
+{
+	struct dmn *d = arg;
+	int error = geli_volume_zero(d->v, off, len, deallocate);
+
+	/* Zeros written are a write; a deletion the provider refuses
+	 * (EOPNOTSUPP) or fails is not logged, as FreeBSD does not. */
+	if (error != 0 && !deallocate && error != -EROFS)
+		log_failed(d, "g_eli_write_done", "WRITE", -error, off,
+		    (size_t)len);
+	return error;
+}
+
 static void
 be_opened(void *arg, bool w)
 {
@@ -140,7 +154,7 @@ dmn_backend(struct dmn *d, struct fusefile_backend *be)
 	*be = (struct fusefile_backend){
 		.arg = d, .sectorsize = geli_volume_sectorsize(d->v),
 		.size = be_size, .read = be_read, .write = be_write,
-		.flush = be_flush, .opened = be_opened, .closed = be_closed,
+		.flush = be_flush, .zero = be_zero, .opened = be_opened, .closed = be_closed,
 	};
 }
 

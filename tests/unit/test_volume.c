@@ -586,6 +586,139 @@ test_ops_discard(void)
 	free(fbuf);
 }
 
+/* Zeros: a punched hole (whole sectors deleted, edges written), reads of
+ * sectors stored as zeros, NODELETE at run time, and the refusals. */
+static void
+test_zero(void)
+{
+	const uint64_t size = 1 << 20;
+	const uint32_t S = 4096;
+	struct geli_provider *p;
+	struct geli_metadata md;
+	struct geli_volume *v;
+	uint8_t mkey[128], *data, *buf, *zero;
+	char path[4200];
+	struct stat st;
+	blkcnt_t before;
+	int fd;
+
+	data = malloc(size);
+	buf = malloc(size);
+	zero = calloc(1, size);
+	geli_random(data, size);
+	geli_random(mkey, sizeof(mkey));
+	memset(&md, 0, sizeof(md));
+	memcpy(md.magic, "GEOM::ELI", 10);
+	md.version = 7;
+	md.ealgo = GELI_ALGO_AES_XTS;
+	md.keylen = 128;
+	md.sectorsize = S;
+	md.provsize = size;
+	md.keys = 1;
+	snprintf(path, sizeof(path), "%s/zero-file", tmpdir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	tap_ok(fd >= 0 && ftruncate(fd, (off_t)size) == 0, "zero: a sparse file provider");
+	close(fd);
+	geli_provider_open(path, true, &p);
+	geli_provider_write_metadata(p, &md);
+	tap_ok(geli_volume_open(p, &md, mkey, 0, 2, &v) == 0, "zero: a volume on it");
+	tap_ok(geli_volume_read(v, buf, 3 * S, 5 * S) == 3 * S && memcmp(buf, zero, 3 * S) == 0,
+	    "sectors never written (stored as zeros) read as zeros");
+	geli_volume_write(v, data, geli_volume_size(v), 0);
+	geli_volume_flush(v);
+	stat(path, &st);
+	before = st.st_blocks;
+
+	/* [1000, 1000 + 3S + 500): sectors 1 and 2 deleted, 0 and 3 partly written. */
+	const uint64_t off = 1000, len = 3 * S + 500;
+	tap_ok(geli_volume_zero(v, off, len, true) == 0, "punch [1000, 1000+3S+500)");
+	stat(path, &st);
+	tap_ok(before - st.st_blocks == 2 * S / 512,
+	    "... the two whole sectors inside are given back (%lld -> %lld blocks)",
+	    (long long)before, (long long)st.st_blocks);
+	tap_ok(geli_volume_read(v, buf, 5 * S, 0) == 5 * S &&
+	    memcmp(buf + off, zero, len) == 0,
+	    "... the whole range reads as zeros, the edges too");
+	tap_ok(memcmp(buf, data, off) == 0 &&
+	    memcmp(buf + off + len, data + off + len, 5 * S - off - len) == 0,
+	    "... the bytes around it read as written");
+	geli_volume_close(v);
+	geli_provider_open(path, true, &p);
+	geli_volume_open(p, &md, mkey, 0, 1, &v);
+	tap_ok(geli_volume_read(v, buf, len, off) == (ssize_t)len && memcmp(buf, zero, len) == 0,
+	    "... and as zeros after the volume is opened again");
+
+	/* Zeros without deallocation: written, nothing given back. */
+	stat(path, &st);
+	before = st.st_blocks;
+	tap_ok(geli_volume_zero(v, 8 * S, 4 * S, false) == 0 &&
+	    geli_volume_read(v, buf, 4 * S, 8 * S) == 4 * S && memcmp(buf, zero, 4 * S) == 0,
+	    "zero range without deallocation: reads as zeros");
+	stat(path, &st);
+	tap_ok(st.st_blocks == before, "... and the provider keeps its blocks");
+	fd = open(path, O_RDONLY);
+	tap_ok(pread(fd, buf, S, 8 * S) == S && memcmp(buf, zero, S) != 0,
+	    "... stored as ciphertext, not as zeros");
+	close(fd);
+
+	/* NODELETE from now on: refused, and nothing written (the edges neither). */
+	geli_volume_set_nodelete(v, true);
+	tap_ok(!geli_volume_can_discard(v) &&
+	    geli_volume_zero(v, 20 * S + 7, 2 * S, true) == -EOPNOTSUPP,
+	    "NODELETE set at run time: punch refused with EOPNOTSUPP");
+	tap_ok(geli_volume_read(v, buf, 3 * S, 20 * S) == 3 * S &&
+	    memcmp(buf, data + 20 * S, 3 * S) == 0, "... and nothing of the range changed");
+	tap_ok(geli_volume_zero(v, 20 * S, S, false) == 0,
+	    "... zeros without deallocation still work");
+	geli_volume_set_nodelete(v, false);
+	tap_ok(geli_volume_zero(v, 24 * S, S, true) == 0, "NODELETE cleared: punch works again");
+	tap_ok(geli_volume_zero(v, size, S, true) == 0 && geli_volume_zero(v, 0, 0, true) == 0,
+	    "a range past the end or empty: nothing to do");
+	geli_volume_close(v);
+
+	/* The sector transform alone (benchmarks) still decrypts zeros. */
+	geli_provider_open(path, true, &p);
+	geli_volume_open(p, &md, mkey, 0, 1, &v);
+	memset(buf, 0, S);
+	tap_ok(geli_volume_transform(v, 0, 1, buf, buf, false) == 0 && memcmp(buf, zero, S) != 0,
+	    "the transform alone decrypts a sector of zeros (no shortcut)");
+	geli_volume_close(v);
+
+	/* Integrity: no deletion, zeros written. */
+	md.flags = GELI_FLAG_AUTH;
+	md.aalgo = GELI_ALGO_HMAC_SHA256;
+	geli_provider_open(path, true, &p);
+	geli_volume_open(p, &md, mkey, 0, 1, &v);
+	tap_ok(geli_volume_zero(v, 0, 2 * S, true) == -EOPNOTSUPP,
+	    "integrity: punch refused with EOPNOTSUPP");
+	tap_ok(geli_volume_zero(v, 0, 2 * S, false) == 0 &&
+	    geli_volume_read(v, buf, 2 * S, 0) == 2 * S && memcmp(buf, zero, 2 * S) == 0,
+	    "integrity: zeros without deallocation are written and authenticate");
+	geli_volume_close(v);
+	md.flags = 0;
+	md.aalgo = 0;
+	geli_provider_open(path, false, &p);
+	geli_volume_open(p, &md, mkey, GELI_VOLUME_READONLY, 1, &v);
+	tap_ok(geli_volume_zero(v, 0, S, true) == -EROFS &&
+	    geli_volume_zero(v, 0, S, false) == -EROFS, "read-only: -EROFS");
+	geli_volume_close(v);
+
+	/* A provider of operations: no hole it could promise. */
+	struct memprov m = { .size = size };
+	m.b = calloc(1, size);
+	geli_provider_open_ops(&mem_ops, &m, size, 512, &p);
+	geli_volume_open(p, &md, mkey, 0, 1, &v);
+	geli_volume_write(v, data, 4 * S, 0);
+	tap_ok(geli_volume_zero(v, 100, 3 * S, true) == -EOPNOTSUPP && m.discards == 0 &&
+	    geli_volume_read(v, buf, 4 * S, 0) == 4 * S && memcmp(buf, data, 4 * S) == 0,
+	    "a provider of operations: punch refused, nothing changed");
+	geli_volume_close(v);
+	free(m.b);
+	free(data);
+	free(buf);
+	free(zero);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -603,6 +736,7 @@ main(int argc, char **argv)
 	test_mmap();
 	test_edges();
 	test_ops_discard();
+	test_zero();
 	char cmd[200];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)

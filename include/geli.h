@@ -209,8 +209,13 @@ GELI_API void geli_crypto_disable_hwaccel(void);
 
 /* ---- Secure memory ------------------------------------------------------ */
 
-/* Locked (mlock), excluded from core dumps, zeroed; NULL on failure. */
+/*
+ * Locked (mlock), excluded from core dumps, zeroed; NULL on failure.  Past
+ * the process's RLIMIT_MEMLOCK the memory is given unlocked, and
+ * geli_secure_unlocked() says so from then on: warn the user.
+ */
 GELI_API void *geli_secure_alloc(size_t size);
+GELI_API bool geli_secure_unlocked(void);
 /*
  * The same, except that a child made by fork(2) keeps the bytes (secure
  * memory is wiped in children): for a secret a process reads before it

@@ -12,6 +12,7 @@
  * the length.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -40,6 +41,14 @@ struct secmem_hdr {
 	size_t pad;	/* keeps the payload 16-byte aligned */
 };
 
+static atomic_bool unlocked;
+
+bool
+geli_secure_unlocked(void)
+{
+	return atomic_load(&unlocked);
+}
+
 static void *
 secure_map(size_t size, bool wipe_on_fork)
 {
@@ -54,9 +63,14 @@ secure_map(size_t size, bool wipe_on_fork)
 	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (h == MAP_FAILED)
 		return NULL;
+	/* Over RLIMIT_MEMLOCK (an ordinary user's is small): unlocked, and
+	 * said so (geli_secure_unlocked); any other refusal is a failure. */
 	if (mlock(h, maplen) != 0) {
-		munmap(h, maplen);
-		return NULL;
+		if (errno != ENOMEM && errno != EPERM && errno != EAGAIN) {
+			munmap(h, maplen);
+			return NULL;
+		}
+		atomic_store(&unlocked, true);
 	}
 	/*
 	 * Defence in depth, so a refusal is no failure: geli_protect_process
@@ -93,7 +107,8 @@ geli_secure_free(void *p)
 	h = (struct secmem_hdr *)p - 1;
 	maplen = h->maplen;
 	explicit_bzero(h, maplen);
-	/* Our own whole mapping, locked above: neither call can fail. */
+	/* Our own whole mapping (locked above, or not: then munlock has
+	 * nothing to do). */
 	(void)munlock(h, maplen);
 	(void)munmap(h, maplen);
 }

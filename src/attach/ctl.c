@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -13,9 +14,41 @@
 const char *
 rundir(void)
 {
-	const char *d = getenv("GELI_RUNDIR");
+	static char buf[4096];
+	const char *d = getenv("GELI_RUNDIR"), *x = getenv("XDG_RUNTIME_DIR");
 
-	return d != NULL && *d != '\0' ? d : "/run/geli";
+	if (d != NULL && *d != '\0')
+		return d;
+	if (geteuid() == 0)
+		return "/run/geli";
+	if (x != NULL && *x == '/')
+		snprintf(buf, sizeof(buf), "%s/geli", x);
+	else
+		snprintf(buf, sizeof(buf), "/tmp/geli-%u", (unsigned)geteuid());
+	return buf;
+}
+
+int
+rundir_private(void)
+{
+	struct stat st;
+
+	if (geteuid() == 0)
+		return 0;
+	if (lstat(rundir(), &st) != 0)
+		return -errno;
+	return S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+	    (st.st_mode & 022) == 0 ? 0 : -EPERM;
+}
+
+bool
+ctl_peer_trusted(int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 &&
+	    (cr.uid == 0 || cr.uid == geteuid());
 }
 
 int
@@ -48,9 +81,19 @@ ctl_call(const char *name, const struct ctl_request *req,
 		error = (int)len;
 		goto out;
 	}
+	/* Requests may carry keys: only to a daemon of ours (or root's). */
+	if ((error = rundir_private()) != 0)
+		goto out;
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
-	    send(fd, msg, (size_t)len, MSG_NOSIGNAL) != len) {
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		error = -errno;
+		goto out;
+	}
+	if (!ctl_peer_trusted(fd)) {
+		error = -EPERM;
+		goto out;
+	}
+	if (send(fd, msg, (size_t)len, MSG_NOSIGNAL) != len) {
 		error = -errno;
 		goto out;
 	}

@@ -98,8 +98,19 @@ int ctl_reply_decode(const uint8_t *buf, size_t len, struct ctl_reply *r);
 
 /* ---- The client side (ctl.c) ----------------------------------------------- */
 
-/* $GELI_RUNDIR, or /run/geli. */
+/*
+ * Where the daemons keep their files: $GELI_RUNDIR; for root /run/geli;
+ * for anyone else $XDG_RUNTIME_DIR/geli, else /tmp/geli-UID.
+ */
 const char *rundir(void);
+/*
+ * 0 when the run directory is root's (we are root), or a directory of ours
+ * (not a symbolic link) that no one else can write; -EPERM when it is not,
+ * -ENOENT when it does not exist.
+ */
+int rundir_private(void);
+/* The process at the other end of a control socket is root or us. */
+bool ctl_peer_trusted(int fd);
 /* rundir/<name><suffix> into buf. */
 int rundir_path(const char *name, const char *suffix, char *buf, size_t len);
 /*

@@ -204,7 +204,13 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 		dlog(d, " Integrity: %s", geli_algo_name(md->aalgo));
 	dlog(d, "    Crypto: software (%s), %u threads", geli_crypto_version(),
 	    threads);
-	status_msg(stfd, true, "%s", d->loopdev);
+	/* "OK L<loop device>", or "OK U..." when secrets are in memory that
+	 * RLIMIT_MEMLOCK left unlocked: attach warns. */
+	if (geli_secure_unlocked())
+		dlog(d, "%s.eli: Cannot lock memory: keys may be written to "
+		    "swap.", d->name);
+	status_msg(stfd, true, "%c%s", geli_secure_unlocked() ? 'U' : 'L',
+	    d->loopdev);
 	close(stfd);
 
 	dmn_serve(d);
@@ -216,7 +222,7 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 
 int
 daemon_start(const struct attach_req *r, const uint8_t *mkey, char *loopdev,
-    size_t loopdevlen, char *msg, size_t msglen)
+    size_t loopdevlen, bool *unlocked, char *msg, size_t msglen)
 {
 	int keyp[2], stp[2], status;
 	struct dmn *d;
@@ -280,8 +286,9 @@ daemon_start(const struct attach_req *r, const uint8_t *mkey, char *loopdev,
 		return -1;
 	}
 	buf[n] = '\0';
-	if (strncmp(buf, "OK ", 3) == 0) {
-		snprintf(loopdev, loopdevlen, "%s", buf + 3);
+	if (strncmp(buf, "OK ", 3) == 0 && buf[3] != '\0') {
+		*unlocked = buf[3] == 'U';
+		snprintf(loopdev, loopdevlen, "%s", buf + 4);
 		return 0;
 	}
 	snprintf(msg, msglen, "%s", strncmp(buf, "ERR ", 4) == 0 ? buf + 4 : buf);

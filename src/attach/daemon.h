@@ -29,10 +29,12 @@ struct attach_req {
 
 /*
  * Fork the daemon, hand it the 128-byte Master Key and wait until the
- * provider is served.  Returns 0 with the loop device (or "") in loopdev,
- * or -1 with FreeBSD-style text in msg.
+ * provider is served.  Returns 0 with the loop device (or "") in loopdev
+ * and in *unlocked whether the daemon holds secrets in memory it could not
+ * lock, or -1 with FreeBSD-style text in msg.
  */
 int daemon_start(const struct attach_req *r, const uint8_t *mkey,
-    char *loopdev, size_t loopdevlen, char *msg, size_t msglen);
+    char *loopdev, size_t loopdevlen, bool *unlocked, char *msg,
+    size_t msglen);
 
 #endif

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../geli/msg.h"
+#include "ctl.h"
 #include "dmn.h"
 #include "loopdev.h"
 
@@ -266,10 +267,11 @@ dmn_serve(struct dmn *d)
 		}
 		if (n > 0 && (pf[0].revents & POLLIN)) {
 			fd = accept4(d->ctlfd, NULL, NULL, SOCK_CLOEXEC);
-			if (fd >= 0) {
+			/* Only our user (or root) controls us. */
+			if (fd >= 0 && ctl_peer_trusted(fd))
 				ctl_serve_one(d, fd);
+			if (fd >= 0)
 				close(fd);
-			}
 		}
 		if (n > 0 && (pf[1].revents & POLLIN) &&
 		    read(d->evfd, &ev, sizeof(ev)) == sizeof(ev)) {

@@ -79,6 +79,8 @@ void req_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 bool req_failed(void);
 /* Print the pending request error as "geli: <error>" now and clear it. */
 void req_flush_as_warning(void);
+/* The warning that secrets are in memory RLIMIT_MEMLOCK left unlocked. */
+void warn_unlocked(void);
 /* "geli: <msg>" on stderr now (warnx). */
 void warnmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -134,6 +134,19 @@ clean_stale(const char *name)
 		(void)unlink(path);
 }
 
+#define RUNDIR_NOT_PRIVATE \
+	"the run directory is not a directory of yours that only you can write"
+
+/* -L before anything is asked or read: only root makes loop devices. */
+static bool
+loop_allowed(struct opts *o)
+{
+	if (!opt_bool(o, 'L') || geteuid() == 0)
+		return true;
+	req_error("Cannot create a loop device: -L needs root.");
+	return false;
+}
+
 static int
 ensure_rundir(void)
 {
@@ -149,6 +162,10 @@ ensure_rundir(void)
 	}
 	if (mkdir(d, 0700) != 0 && errno != EEXIST) {
 		req_error("Cannot create %s: %s.", d, strerror(errno));
+		return -1;
+	}
+	if (rundir_private() != 0) {
+		req_error("Cannot use %s: %s.", d, RUNDIR_NOT_PRIVATE);
 		return -1;
 	}
 	return 0;
@@ -210,6 +227,7 @@ attach_one(struct opts *o, struct keysrc *ks, const char *prov)
 	char name[256], path[4096], buf[4096], loopdev[64], msg[1200];
 	intmax_t keyno = opt_num(o, 'n');
 	int error, used, lk = -1;
+	bool unlocked = false;
 
 	memset(&r, 0, sizeof(r));
 	name_of(prov, name, sizeof(name));
@@ -274,11 +292,13 @@ attach_one(struct opts *o, struct keysrc *ks, const char *prov)
 	r.loop = opt_bool(o, 'L');
 	r.nomap = mmap_off();
 	mdsrc_close(&src);
-	if (daemon_start(&r, mkey, loopdev, sizeof(loopdev), msg,
+	if (daemon_start(&r, mkey, loopdev, sizeof(loopdev), &unlocked, msg,
 	    sizeof(msg)) != 0) {
 		req_error("%s", msg);
 		goto out;
 	}
+	if (unlocked)
+		warn_unlocked();
 	if (verbose)
 		printf("Attached to %s.\n", prov);
 	if (r.loop)
@@ -305,7 +325,7 @@ cmd_attach(struct opts *o, int argc, char **argv)
 		req_error("Options -d and -r are mutually exclusive.");
 		return;
 	}
-	if (keysrc_new(o, false, &ks) != 0)
+	if (!loop_allowed(o) || keysrc_new(o, false, &ks) != 0)
 		return;
 	for (int i = 0; i < argc; i++) {
 		attach_one(o, ks, argv[i]);
@@ -332,11 +352,14 @@ cmd_onetime(struct opts *o, int argc, char **argv)
 	intmax_t val;
 	uint32_t psize;
 	int error, lk;
+	bool unlocked = false;
 
 	if (argc != 1) {
 		req_error(argc < 1 ? "Too few arguments." : "Invalid number of arguments.");
 		return;
 	}
+	if (!loop_allowed(o))
+		return;
 	memset(&r, 0, sizeof(r));
 	memcpy(r.md.magic, GELI_MAGIC, sizeof(GELI_MAGIC));
 	r.md.version = GELI_VERSION;
@@ -444,11 +467,13 @@ cmd_onetime(struct opts *o, int argc, char **argv)
 	r.used_key = -1;
 	r.loop = opt_bool(o, 'L');
 	r.nomap = mmap_off();
-	if (daemon_start(&r, mkey, loopdev, sizeof(loopdev), msg,
+	if (daemon_start(&r, mkey, loopdev, sizeof(loopdev), &unlocked, msg,
 	    sizeof(msg)) != 0)
 		req_error("%s", msg);
 	else if (r.loop)
 		printf("%s\n", loopdev);
+	if (unlocked)
+		warn_unlocked();
 	start_unlock(lk);
 	geli_secure_free(mkey);
 }
@@ -868,7 +893,10 @@ attached_request(const char *name, const struct ctl_request *req,
 		return -1;
 	}
 	error = ctl_call(name, req, reply);
-	if (error < 0)
+	if (error == -EPERM)
+		req_error("Cannot reach %s.eli: %s, or another user serves it.",
+		    name, RUNDIR_NOT_PRIVATE);
+	else if (error < 0)
 		req_error("No such device: %s.", name);
 	else if (reply->code != 0)
 		req_error("%s", reply->message);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "../bench/bench.h"
@@ -148,6 +149,26 @@ bool
 req_failed(void)
 {
 	return req_err[0] != '\0';
+}
+
+/* Once per command: secrets (ours or the daemon's) in unlocked memory. */
+void
+warn_unlocked(void)
+{
+	static bool warned;
+	struct rlimit rl;
+
+	if (warned)
+		return;
+	warned = true;
+	fflush(stdout);
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		fprintf(stderr, "geli: warning: Cannot lock memory (RLIMIT_MEMLOCK "
+		    "is %llu KiB): keys may be written to swap.\n",
+		    (unsigned long long)rl.rlim_cur / 1024);
+	else
+		fprintf(stderr, "geli: warning: Cannot lock memory: keys may be "
+		    "written to swap.\n");
 }
 
 void
@@ -335,6 +356,8 @@ main(int argc, char **argv)
 	n = parse_options(c, o, argc - 1, argv + 1);
 	c->run(o, argc - 1 - n, argv + 1 + n);
 	free(o);
+	if (geli_secure_unlocked())
+		warn_unlocked();
 	fflush(stdout);
 	if (req_failed()) {
 		fprintf(stderr, "geli: %s\n", req_err);

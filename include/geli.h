@@ -256,6 +256,9 @@ struct geli_ukey_ctx;
 GELI_API int geli_ukey_new(struct geli_ukey_ctx **ctx);
 GELI_API int geli_ukey_update(struct geli_ukey_ctx *ctx, const void *data,
     size_t len);
+/* A keyfile's bytes, read from fd to its end; -errno (the bytes read so
+ * far stay in ctx: free it). */
+GELI_API int geli_ukey_update_fd(struct geli_ukey_ctx *ctx, int fd);
 /*
  * passphrase == NULL: no passphrase part (-p/-P).  Otherwise PASSPART is
  * salt || passphrase when md->iterations == 0, PBKDF2-HMAC-SHA512(passphrase,

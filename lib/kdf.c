@@ -7,9 +7,11 @@
  *            = salt || passphrase                   iterations == 0
  *            = PBKDF2_HMAC_SHA512(passphrase, salt, iterations, 64)
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "crypto.h"
 #include "geli.h"
@@ -36,28 +38,59 @@ geli_ukey_new(struct geli_ukey_ctx **out)
 	return 0;
 }
 
-int
-geli_ukey_update(struct geli_ukey_ctx *ctx, const void *data, size_t len)
+/* Room for len more bytes (the secure buffer doubled as needed). */
+static int
+reserve(struct geli_ukey_ctx *ctx, size_t len)
 {
 	uint8_t *n;
 	size_t cap;
 
 	if (len > SIZE_MAX / 2 - ctx->len)
 		return -ENOMEM;
-	if (ctx->len + len > ctx->cap) {
-		for (cap = ctx->cap != 0 ? ctx->cap : 4096; cap < ctx->len + len;)
-			cap *= 2;
-		n = geli_secure_alloc(cap);
-		if (n == NULL)
-			return -ENOMEM;
-		if (ctx->len > 0)
-			memcpy(n, ctx->data, ctx->len);
-		geli_secure_free(ctx->data);
-		ctx->data = n;
-		ctx->cap = cap;
-	}
+	if (ctx->len + len <= ctx->cap)
+		return 0;
+	for (cap = ctx->cap != 0 ? ctx->cap : 4096; cap < ctx->len + len;)
+		cap *= 2;
+	n = geli_secure_alloc(cap);
+	if (n == NULL)
+		return -ENOMEM;
+	if (ctx->len > 0)
+		memcpy(n, ctx->data, ctx->len);
+	geli_secure_free(ctx->data);
+	ctx->data = n;
+	ctx->cap = cap;
+	return 0;
+}
+
+int
+geli_ukey_update(struct geli_ukey_ctx *ctx, const void *data, size_t len)
+{
+	int error = reserve(ctx, len);
+
+	if (error != 0)
+		return error;
 	memcpy(ctx->data + ctx->len, data, len);
 	ctx->len += len;
+	return 0;
+}
+
+int
+geli_ukey_update_fd(struct geli_ukey_ctx *ctx, int fd)
+{
+	ssize_t n;
+	int error;
+
+	/* Read straight into the secure buffer: no copy anywhere else. */
+	do {
+		if ((error = reserve(ctx, 4096)) != 0)
+			return error;
+		while ((n = read(fd, ctx->data + ctx->len, ctx->cap - ctx->len)) < 0 &&
+		    errno == EINTR)
+			;
+		if (n < 0)
+			return -errno;
+		ctx->len += (size_t)n;
+	} while (n > 0);
 	return 0;
 }
 

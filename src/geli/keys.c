@@ -37,7 +37,6 @@ struct keysrc {
 static int
 read_keyfiles(struct keysrc *ks, const char *const *files, int n)
 {
-	ssize_t done;
 	int fd, error;
 
 	for (int i = 0; i < n; i++) {
@@ -51,15 +50,12 @@ read_keyfiles(struct keysrc *ks, const char *const *files, int n)
 				return -1;
 			}
 		}
-		while ((done = read(fd, ks->buf, READBUF)) > 0)
-			geli_ukey_update(ks->ctx, ks->buf, (size_t)done);
-		error = errno;
+		error = geli_ukey_update_fd(ks->ctx, fd);
 		if (fd != STDIN_FILENO)
 			close(fd);
-		geli_wipe(ks->buf, READBUF);
-		if (done < 0) {
+		if (error != 0) {
 			req_error("Cannot read keyfile %s: %s.", files[i],
-			    strerror(error));
+			    strerror(-error));
 			return -1;
 		}
 	}

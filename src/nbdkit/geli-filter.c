@@ -50,7 +50,6 @@ static bool serial;
 static pthread_mutex_t serial_lock = PTHREAD_MUTEX_INITIALIZER;
 
 #define ZERO_CHUNK	(1u << 20)
-#define READ_CHUNK	(64u << 10)	/* keyfile reads */
 
 static const char *
 prov(void)
@@ -261,31 +260,18 @@ static const struct geli_provider_ops below_ro = {
 static int
 read_keyfiles(struct geli_ukey_ctx *ctx)
 {
-	uint8_t *buf = geli_secure_alloc(READ_CHUNK);
 	int error = 0;
 
-	if (buf == NULL) {
-		nbdkit_error("Cannot allocate memory.");
-		return -1;
-	}
 	for (size_t i = 0; i < nkeyfiles && error == 0; i++) {
 		int fd = open(keyfiles[i], O_RDONLY | O_CLOEXEC);
-		ssize_t got = 0;
 
-		if (fd < 0) {
-			error = errno;
-		} else {
-			while ((got = read(fd, buf, READ_CHUNK)) > 0)
-				geli_ukey_update(ctx, buf, (size_t)got);
-			if (got < 0)
-				error = errno;
+		error = fd < 0 ? -errno : geli_ukey_update_fd(ctx, fd);
+		if (fd >= 0)
 			close(fd);
-		}
 		if (error != 0)
 			nbdkit_error("Cannot read keyfile %s: %s.",
-			    keyfiles[i], strerror(error));
+			    keyfiles[i], strerror(-error));
 	}
-	geli_secure_free(buf);
 	return error == 0 ? 0 : -1;
 }
 

@@ -8,6 +8,7 @@
  * (PBKDF2-HMAC-SHA512, docs/format.md §10.1), Python's hashlib/hmac.
  */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "tap.h"
 
@@ -114,6 +115,30 @@ test_ukey(void)
 	tap_is_hex(ukey, 64, "eff1f2fb3dab1ee05f49199c9120480a6038d27effbc092dbb4b3091797fb8cbf3c3746c4df3431497f2ad63f19aeecba1345f7a74d7aaf73eeaeab8963bd4ad", "[%s] user key, keyfile only (-p)", be);
 	tap_ok(geli_ukey_final(ctx, &md, "secret", 6, ukey) == -EINVAL,
 	    "[%s] a passphrase with iterations -1 needs calibration first", be);
+	geli_ukey_free(ctx);
+
+	/* A keyfile read from a descriptor: the same key as its bytes given
+	 * at once, also past the first 4096 (the buffer grows). */
+	static uint8_t kf[10000];
+	uint8_t want[64];
+	int pp[2];
+	for (size_t i = 0; i < sizeof(kf); i++)
+		kf[i] = (uint8_t)(i * 7);
+	md.iterations = 0;
+	geli_ukey_new(&ctx);
+	geli_ukey_update(ctx, kf, sizeof(kf));
+	geli_ukey_final(ctx, &md, "secret", 6, want);
+	geli_ukey_free(ctx);
+	geli_ukey_new(&ctx);
+	int w = pipe(pp) == 0 && write(pp[1], kf, sizeof(kf)) == (ssize_t)sizeof(kf);
+	close(pp[1]);
+	int r = geli_ukey_update_fd(ctx, pp[0]);
+	close(pp[0]);
+	geli_ukey_final(ctx, &md, "secret", 6, ukey);
+	tap_ok(w && r == 0 && memcmp(ukey, want, 64) == 0,
+	    "[%s] a keyfile of 10000 bytes read from a pipe gives the same key", be);
+	tap_ok(geli_ukey_update_fd(ctx, -1) == -EBADF,
+	    "[%s] a descriptor that cannot be read: -EBADF", be);
 	geli_ukey_free(ctx);
 }
 

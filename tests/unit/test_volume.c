@@ -443,6 +443,20 @@ test_edges(void)
 	geli_volume_close(v);
 }
 
+/* A v7 AES-XTS-128 record with sector size S for a provider of size bytes. */
+static void
+xts_md(struct geli_metadata *md, uint32_t S, uint64_t size)
+{
+	memset(md, 0, sizeof(*md));
+	memcpy(md->magic, "GEOM::ELI", 10);
+	md->version = 7;
+	md->ealgo = GELI_ALGO_AES_XTS;
+	md->keylen = 128;
+	md->sectorsize = S;
+	md->provsize = size;
+	md->keys = 1;
+}
+
 /* A provider in memory, reached through operations; discards recorded. */
 struct memprov {
 	uint8_t *b;
@@ -503,14 +517,7 @@ test_ops_discard(void)
 	fbuf = malloc(size);
 	geli_random(data, size);
 	geli_random(mkey, sizeof(mkey));
-	memset(&md, 0, sizeof(md));
-	memcpy(md.magic, "GEOM::ELI", 10);
-	md.version = 7;
-	md.ealgo = GELI_ALGO_AES_XTS;
-	md.keylen = 128;
-	md.sectorsize = 4096;
-	md.provsize = size;
-	md.keys = 1;
+	xts_md(&md, 4096, size);
 	tap_ok(geli_provider_open_ops(&mem_ops, &m, size, 512, &p) == 0,
 	    "a provider of operations opens");
 	tap_ok(geli_provider_fd(p) == -1, "... it has no descriptor");
@@ -607,14 +614,7 @@ test_zero(void)
 	zero = calloc(1, size);
 	geli_random(data, size);
 	geli_random(mkey, sizeof(mkey));
-	memset(&md, 0, sizeof(md));
-	memcpy(md.magic, "GEOM::ELI", 10);
-	md.version = 7;
-	md.ealgo = GELI_ALGO_AES_XTS;
-	md.keylen = 128;
-	md.sectorsize = S;
-	md.provsize = size;
-	md.keys = 1;
+	xts_md(&md, S, size);
 	snprintf(path, sizeof(path), "%s/zero-file", tmpdir);
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	tap_ok(fd >= 0 && ftruncate(fd, (off_t)size) == 0, "zero: a sparse file provider");

@@ -79,6 +79,9 @@ void req_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 bool req_failed(void);
 /* Print the pending request error as "geli: <error>" now and clear it. */
 void req_flush_as_warning(void);
+/* mkdir -p: the missing parents with mode parents, path itself 0700; 0, or
+ * -1 with errno. */
+int make_dirs(const char *path, mode_t parents);
 /* The warning that secrets are in memory RLIMIT_MEMLOCK left unlocked. */
 void warn_unlocked(void);
 /* "geli: <msg>" on stderr now (warnx). */

@@ -151,16 +151,8 @@ static int
 ensure_rundir(void)
 {
 	const char *d = rundir();
-	char buf[4096];
 
-	for (char *p = strcpy(buf, d) + 1; *p != '\0'; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		(void)mkdir(buf, 0755);
-		*p = '/';
-	}
-	if (mkdir(d, 0700) != 0 && errno != EEXIST) {
+	if (make_dirs(d, 0755) != 0) {
 		req_error("Cannot create %s: %s.", d, strerror(errno));
 		return -1;
 	}

@@ -131,6 +131,33 @@ init_template(struct opts *o, struct geli_metadata *md)
 	return 0;
 }
 
+/*
+ * The default backup directory: FreeBSD's for root.  For anyone else, for
+ * whom /var/backups is not writable, one of theirs (made 0700): XDG's state
+ * directory, $XDG_STATE_HOME/geli/, else $HOME/.local/state/geli/.
+ */
+static const char *
+backup_dir(void)
+{
+	static char buf[4096];
+	const char *x = getenv("XDG_STATE_HOME"), *h = getenv("HOME");
+	int n;
+
+	if (geteuid() == 0)
+		return BACKUP_DIR;
+	if (x != NULL && *x == '/')
+		n = snprintf(buf, sizeof(buf), "%s/geli/", x);
+	else if (h != NULL && *h == '/')
+		n = snprintf(buf, sizeof(buf), "%s/.local/state/geli/", h);
+	else
+		return BACKUP_DIR;
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		return BACKUP_DIR;
+	/* A failure shows when the backup cannot be written there. */
+	(void)make_dirs(buf, 0700);
+	return buf;
+}
+
 /* The backup file name for prov (§8.6); NULL when out of memory. */
 static char *
 backup_name(const char *opt, const char *prov, int nargs)
@@ -148,7 +175,7 @@ backup_name(const char *opt, const char *prov, int nargs)
 		if (*c == '/')
 			*c = '_';
 	if (*opt == '\0')
-		r = asprintf(&out, "%s%s.eli", BACKUP_DIR, p);
+		r = asprintf(&out, "%s%s.eli", backup_dir(), p);
 	else if (nargs == 1 || strcmp(opt, "none") == 0)
 		r = asprintf(&out, "%s", opt);
 	else if ((s = strstr(opt, "PROV")) != NULL)

@@ -151,6 +151,29 @@ req_failed(void)
 	return req_err[0] != '\0';
 }
 
+int
+make_dirs(const char *path, mode_t parents)
+{
+	char buf[4096];
+	size_t len = strlen(path);
+
+	if (len == 0 || len >= sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(buf, path, len + 1);
+	while (len > 1 && buf[len - 1] == '/')
+		buf[--len] = '\0';
+	for (char *p = buf + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		(void)mkdir(buf, parents);
+		*p = '/';
+	}
+	return mkdir(buf, 0700) == 0 || errno == EEXIST ? 0 : -1;
+}
+
 /* Once per command: secrets (ours or the daemon's) in unlocked memory. */
 void
 warn_unlocked(void)

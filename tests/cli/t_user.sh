@@ -54,7 +54,13 @@ RD=/tmp/geli-$uid
 # ---- init, attach, use, detach ------------------------------------------------------
 
 as_user truncate -s 32M u.img
-uok "init on a file of theirs" ./geli init -B none -i 10 -J pass u.img
+uok "init on a file of theirs" HOME="$UD" ./geli init -i 10 -J pass u.img
+check "... its metadata backup in their XDG state directory, mode 0600" \
+	test "$(stat -c '%u %a' "$UD/.local/state/geli/u.img.eli" 2>/dev/null)" = "$uid 600"
+check "... which init names" grep -q "can be found in $UD/.local/state/geli/u.img.eli" "$T/out"
+uok "with XDG_STATE_HOME set, the backup goes there" \
+	XDG_STATE_HOME="$UD/state" ./geli init -i 10 -J pass u.img
+check "... $UD/state/geli/u.img.eli" test -f "$UD/state/geli/u.img.eli"
 uok "attach (no GELI_RUNDIR, no XDG_RUNTIME_DIR)" ./geli attach -j pass u.img
 check "their run directory is $RD, theirs, mode 0700" \
 	test "$(stat -c '%u %a' "$RD" 2>/dev/null)" = "$uid 700"

@@ -84,6 +84,15 @@ run fallocate -p -o 8M -l 4M "$eli"
 check "... and at once: punch refused" test $rc != 0
 check "... the data unchanged" same "$eli" 8388608 "$T/data" 8388608 4194304
 
+"$GELI" detach t.img
+mkprov "$prov" 8M
+"$GELI" onetime -T "$prov"
+run fallocate -p -o 0 -l 1M "$eli"
+check "onetime -T: punch refused" test $rc != 0 -a "$(grep -c 'unsupported' "$T/err")" = 1
+"$GELI" detach t.img
+"$GELI" onetime "$prov"
+expect_ok "onetime without -T: punch works" fallocate -p -o 0 -l 1M "$eli"
+
 # ---- Integrity --------------------------------------------------------------------
 
 fresh -s $S -a hmac/sha256

@@ -148,8 +148,14 @@ char *read_passphrase(const char *const *passfiles, int npassfiles);
 /* If arg (a provider, NAME.eli or its path) is attached: its name. */
 bool attached_name(const char *arg, char *name, size_t len);
 bool geli_name_suspended(const char *name);
-int daemon_pidfd(const char *name);
-void wait_gone(int pidfd, const char *name);
+/* The daemon of name (pid 0: none), taken before a request that may stop
+ * it, so that it is that daemon which wait_gone waits for. */
+struct daemon_ref {
+	pid_t pid;
+	unsigned long long start;	/* its start time, against PID reuse */
+};
+struct daemon_ref daemon_ref(const char *name);
+void wait_gone(struct daemon_ref d, const char *name);
 /*
  * One request to the daemon of name; its error (or "No such device")
  * becomes the request error.  0 or -1; *outcome (may be NULL) says whether

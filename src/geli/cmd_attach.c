@@ -8,13 +8,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../attach/daemon.h"
@@ -491,13 +489,11 @@ cmd_detach(struct opts *o, int argc, char **argv)
 			req_error("No such device: %s.", argv[i]);
 			return;
 		}
-		int pidfd = daemon_pidfd(name);
+		struct daemon_ref d = daemon_ref(name);
 
 		if (attached_request(name, &req, &outcome) == 0 &&
 		    outcome == CTL_DETACHED)
-			wait_gone(pidfd, name);
-		else if (pidfd >= 0)
-			close(pidfd);
+			wait_gone(d, name);
 	}
 }
 
@@ -824,44 +820,65 @@ geli_name_suspended(const char *name)
 	return ctl_status(name, &st) == 0 && (st.flags & GELI_FLAG_SUSPEND);
 }
 
-/*
- * The daemon of name as a pidfd (-1: none), taken before a request that may
- * stop it, so that it is that daemon which wait_gone waits for.
- */
-int
-daemon_pidfd(const char *name)
+/* The state letter and start time of process pid; false once it is gone. */
+static bool
+proc_state(pid_t pid, char *state, unsigned long long *start)
 {
-	char path[4096];
+	char path[64], buf[1024], *p;
+	size_t n;
 	FILE *f;
-	int pid = 0, fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* After the command name in parentheses: state, then 18 fields to
+	 * the start time. */
+	if ((p = strrchr(buf, ')')) == NULL ||
+	    sscanf(p + 1, " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+	    "%*s %*s %*s %*s %*s %*s %*s %llu", state, start) != 2)
+		return false;
+	return true;
+}
+
+struct daemon_ref
+daemon_ref(const char *name)
+{
+	struct daemon_ref d = { 0, 0 };
+	char path[4096], state;
+	FILE *f;
+	int pid = 0;
 
 	if (rundir_path(name, ".pid", path, sizeof(path)) != 0 ||
 	    (f = fopen(path, "re")) == NULL)
-		return -1;
+		return d;
 	if (fscanf(f, "%d", &pid) != 1)
 		pid = 0;
 	fclose(f);
-	if (pid <= 0 || (fd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0)
-		return -1;
-	return fd;
+	if (pid > 0 && proc_state(pid, &state, &d.start))
+		d.pid = pid;
+	return d;
 }
 
 /*
  * After a detach: wait until the daemon has exited, and so has flushed and
  * closed the provider (and let go of its lock) and removed its files, as
- * FreeBSD's detach returns once the provider is closed.  Without a pidfd,
- * until its control socket is gone (at most 5 s).
+ * FreeBSD's detach returns once the provider is closed.  Exited: no such
+ * process, a zombie (PID 1 may not reap it), or another process with its
+ * PID.  Without a daemon_ref, until its control socket is gone (at most 5 s).
  */
 void
-wait_gone(int pidfd, const char *name)
+wait_gone(struct daemon_ref d, const char *name)
 {
-	char path[4096];
-	struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+	unsigned long long start;
+	char path[4096], state;
 
-	if (pidfd >= 0) {
-		while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
-			;
-		close(pidfd);
+	if (d.pid > 0) {
+		while (proc_state(d.pid, &state, &start) && start == d.start &&
+		    state != 'Z' && state != 'X')
+			usleep(10000);
 		return;
 	}
 	if (rundir_path(name, ".ctl", path, sizeof(path)) != 0)

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* geli resize -s oldsize (§8.5) and geli kill of detached providers (§9.9). */
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 
@@ -44,13 +43,11 @@ static void
 kill_attached(const char *name, const struct ctl_request *req)
 {
 	enum ctl_outcome outcome;
-	int pidfd = daemon_pidfd(name);
+	struct daemon_ref d = daemon_ref(name);
 
 	(void)attached_request(name, req, &outcome);
 	if (outcome == CTL_DETACHED)
-		wait_gone(pidfd, name);
-	else if (pidfd >= 0)
-		close(pidfd);
+		wait_gone(d, name);
 }
 
 void

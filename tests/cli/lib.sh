@@ -46,16 +46,21 @@ done_testing() { valgrind_verdict; echo "1..$n"; [ "$failed" -eq 0 ]; }
 # fuse-compatible: the attach daemon stats its own FUSE mount, and valgrind
 # must let the thread that serves it run meanwhile.  tests/valgrind.supp:
 # other projects' findings, each with its reason.
-if [ -n "${GELI_VALGRIND:-}" ]; then
-	mkdir -p "$T/vg"
-	cat >"$T/geli-vg" <<EOF
+# vg_wrapper OUT BINARY LOGDIR SUPPRESSIONS: OUT runs BINARY so.
+vg_wrapper() {
+	cat >"$1" <<EOF
 #!/bin/sh
 exec valgrind -q --sim-hints=fuse-compatible --leak-check=full \\
-	--suppressions="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/valgrind.supp" \\
-	--errors-for-leak-kinds=definite \\
-	--show-leak-kinds=definite --log-file="$T/vg/%p.log" "$GELI" "\$@"
+	--suppressions="$4" --errors-for-leak-kinds=definite \\
+	--show-leak-kinds=definite --log-file="$3/%p.log" "$2" "\$@"
 EOF
-	chmod +x "$T/geli-vg"
+	chmod +x "$1"
+}
+VG_SUPP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/valgrind.supp
+GELI_REAL=$GELI
+if [ -n "${GELI_VALGRIND:-}" ]; then
+	mkdir -p "$T/vg"
+	vg_wrapper "$T/geli-vg" "$GELI" "$T/vg" "$VG_SUPP"
 	GELI=$T/geli-vg
 fi
 # A report is any line of a log but valgrind's notes that it has no wrapper

@@ -26,7 +26,17 @@ if [ "$fusemode" != 666 ]; then
 	chmod 0666 /dev/fuse
 	on_exit "chmod $fusemode /dev/fuse"
 fi
-cp "$GELI" "$UD/geli"
+# Their own geli (the build tree may be out of their reach); under
+# GELI_VALGRIND their own memcheck wrapper, its reports in a directory of
+# theirs, gathered into $T/vg for the verdict.
+if [ -n "${GELI_VALGRIND:-}" ]; then
+	mkdir "$UD/vg"
+	cp "$GELI_REAL" "$UD/geli.bin"
+	cp "$VG_SUPP" "$UD/valgrind.supp"
+	vg_wrapper "$UD/geli" "$UD/geli.bin" "$UD/vg" "$UD/valgrind.supp"
+else
+	cp "$GELI" "$UD/geli"
+fi
 printf 'user pass\n' >"$UD/pass"
 printf 'user new\n' >"$UD/new"
 cp "$FIX/fbsd9-v6-aesxts128-4k-bluemoon.img" "$UD/bluemoon.img"
@@ -179,4 +189,5 @@ mkdir -m 0700 "$RD"
 urun ./geli attach -j pass u.img
 check "$RD made by someone else (root): attach refused" test $rc = 1
 rm -rf "$RD"
+[ -z "${GELI_VALGRIND:-}" ] || cp "$UD"/vg/*.log "$T/vg/" 2>/dev/null
 done_testing

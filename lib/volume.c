@@ -593,18 +593,24 @@ geli_volume_discard(struct geli_volume *v, uint64_t off, uint64_t len)
 static int
 write_zeros(struct geli_volume *v, uint64_t off, uint64_t len)
 {
-	static const uint8_t zero[VOLUME_CHUNK_BYTES];
+	size_t chunk = len < VOLUME_CHUNK_BYTES ? (size_t)len : VOLUME_CHUNK_BYTES;
+	uint8_t *zero;
+	int error = 0;
 
-	while (len > 0) {
-		size_t n = len < sizeof(zero) ? (size_t)len : sizeof(zero);
+	if (len == 0)
+		return 0;
+	if ((zero = calloc(1, chunk)) == NULL)
+		return -ENOMEM;
+	while (len > 0 && error == 0) {
+		size_t n = len < chunk ? (size_t)len : chunk;
 		ssize_t w = geli_volume_write(v, zero, n, off);
 
-		if (w < 0)
-			return (int)w;
+		error = w < 0 ? (int)w : 0;
 		off += n;
 		len -= n;
 	}
-	return 0;
+	free(zero);
+	return error;
 }
 
 int

@@ -155,7 +155,8 @@ dmn_backend(struct dmn *d, struct fusefile_backend *be)
 	*be = (struct fusefile_backend){
 		.arg = d, .sectorsize = geli_volume_sectorsize(d->v),
 		.size = be_size, .read = be_read, .write = be_write,
-		.flush = be_flush, .zero = be_zero, .opened = be_opened, .closed = be_closed,
+		.flush = be_flush, .zero = be_zero, .opened = be_opened,
+		.closed = be_closed,
 	};
 }
 

@@ -65,6 +65,15 @@ attached_name(const char *arg, char *name, size_t len)
 	return found;
 }
 
+#define RUNDIR_NOT_PRIVATE \
+	"the run directory is not a directory of yours that only you can write"
+
+static void
+rundir_refused(void)
+{
+	req_error("Cannot use %s: %s.", rundir(), RUNDIR_NOT_PRIVATE);
+}
+
 /* Every attached name, sorted; returns the count (free with
  * attached_names_free). */
 int
@@ -76,6 +85,11 @@ attached_names(char ***out)
 	int n = 0;
 
 	*out = NULL;
+	/* Not ours alone: nothing in it is asked (ctl_call refuses), say why. */
+	if (rundir_private() == -EPERM) {
+		rundir_refused();
+		return 0;
+	}
 	dir = opendir(rundir());
 	if (dir == NULL)
 		return 0;
@@ -132,9 +146,6 @@ clean_stale(const char *name)
 		(void)unlink(path);
 }
 
-#define RUNDIR_NOT_PRIVATE \
-	"the run directory is not a directory of yours that only you can write"
-
 /* -L before anything is asked or read: only root makes loop devices. */
 static bool
 loop_allowed(struct opts *o)
@@ -155,7 +166,7 @@ ensure_rundir(void)
 		return -1;
 	}
 	if (rundir_private() != 0) {
-		req_error("Cannot use %s: %s.", d, RUNDIR_NOT_PRIVATE);
+		rundir_refused();
 		return -1;
 	}
 	return 0;

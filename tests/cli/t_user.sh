@@ -178,6 +178,9 @@ urun ./geli attach -j pass u.img
 check "$RD writable by others: attach refused" test $rc = 1 -a "$(head -n1 "$T/err")" = \
 	"geli: Cannot use $RD: the run directory is not a directory of yours that only you can write."
 check "... nothing made in it" bash -c '! ls "$0"/u.img.{eli,ctl,pid} 2>/dev/null | grep -q .' "$RD"
+urun ./geli list
+check "... and list says why it lists nothing" test $rc = 1 -a "$(cat "$T/err")" = \
+	"geli: Cannot use $RD: the run directory is not a directory of yours that only you can write."
 rm -rf "$RD"
 mkdir -m 0700 "$UD/elsewhere"
 chown "$U" "$UD/elsewhere"

@@ -569,23 +569,38 @@ delete_sectors(struct geli_volume *v, uint64_t a, uint64_t b, bool punch)
 	return error;
 }
 
-int
-geli_volume_discard(struct geli_volume *v, uint64_t off, uint64_t len)
+/*
+ * The checks of a deletion (or, deleting false, a zeroing) of [off, off+*len):
+ * -errno; 0 when there is nothing to do; 1 with *len cut at the end of the
+ * volume and [*a, *b) the whole sectors inside it (rounded inwards).
+ */
+static int
+delete_span(struct geli_volume *v, uint64_t off, uint64_t *len, bool deleting,
+    uint64_t *a, uint64_t *b)
 {
 	const uint32_t S = v->g.S;
-	uint64_t a, b;
 
-	if (!geli_volume_can_discard(v))
+	if (deleting && !geli_volume_can_discard(v))
 		return -EOPNOTSUPP;
 	if (v->flags & GELI_VOLUME_READONLY)
 		return -EROFS;
-	if (off >= v->size || len == 0)
+	if (off >= v->size || *len == 0)
 		return 0;
-	if (len > v->size - off)
-		len = v->size - off;
-	/* Whole sectors only: [a, b) rounded inwards. */
-	a = (off + S - 1) / S;
-	b = (off + len) / S;
+	if (*len > v->size - off)
+		*len = v->size - off;
+	*a = (off + S - 1) / S;
+	*b = (off + *len) / S;
+	return 1;
+}
+
+int
+geli_volume_discard(struct geli_volume *v, uint64_t off, uint64_t len)
+{
+	uint64_t a, b;
+	int r = delete_span(v, off, &len, true, &a, &b);
+
+	if (r <= 0)
+		return r;
 	return a < b ? delete_sectors(v, a, b, false) : 0;
 }
 
@@ -619,23 +634,13 @@ geli_volume_zero(struct geli_volume *v, uint64_t off, uint64_t len,
 {
 	const uint32_t S = v->g.S;
 	uint64_t a, b;
-	int error;
+	int error = delete_span(v, off, &len, deallocate, &a, &b);
 
-	if (deallocate && !geli_volume_can_discard(v))
-		return -EOPNOTSUPP;
-	if (v->flags & GELI_VOLUME_READONLY)
-		return -EROFS;
-	if (off >= v->size || len == 0)
-		return 0;
-	if (len > v->size - off)
-		len = v->size - off;
-	if (!deallocate)
-		return write_zeros(v, off, len);
+	if (error <= 0)
+		return error;
 	/* The whole sectors inside, [a, b), deleted: they read as zeros (a
 	 * hole, sector_read_stored); the partial ones at the edges written. */
-	a = (off + S - 1) / S;
-	b = (off + len) / S;
-	if (a >= b)
+	if (!deallocate || a >= b)
 		return write_zeros(v, off, len);
 	/* The deletion first: when the provider cannot, nothing changed. */
 	if ((error = delete_sectors(v, a, b, true)) != 0 ||

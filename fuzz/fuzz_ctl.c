@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * libFuzzer harness: the control protocol's decoders (src/attach/ctl_proto.c).
+ * libFuzzer harness: the control protocol's decoders (common/ctl_proto.c).
  *
  * The first byte picks the request or the reply decoder, the rest is the
  * packet.  A packet that decodes must encode back to the same bytes.  The

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The attach daemon (see daemon.h): starting it (fork, key hand-over, the
+ * The attach daemon (see attachd.h): starting it (fork, key hand-over, the
  * provider opened, the .eli file mounted, the control socket bound) and
  * tearing it down.  What it does in between is in serve.c and handlers.c.
  */
@@ -20,6 +20,7 @@
 #include "ctl.h"
 #include "dmn.h"
 #include "loopdev.h"
+#include "rundir.h"
 
 /* ---- Start and stop ------------------------------------------------------------------ */
 
@@ -221,8 +222,8 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 }
 
 int
-daemon_start(const struct attach_req *r, const uint8_t *mkey, char *loopdev,
-    size_t loopdevlen, bool *unlocked, char *msg, size_t msglen)
+attachd_start(const struct attach_req *r, const uint8_t *mkey,
+    struct attach_result *res)
 {
 	int keyp[2], stp[2], status;
 	struct dmn *d;
@@ -232,7 +233,7 @@ daemon_start(const struct attach_req *r, const uint8_t *mkey, char *loopdev,
 
 	d = calloc(1, sizeof(*d));
 	if (d == NULL) {
-		snprintf(msg, msglen, "Cannot allocate memory.");
+		snprintf(res->msg, sizeof(res->msg), "Cannot allocate memory.");
 		return -1;
 	}
 	d->r = *r;
@@ -242,23 +243,27 @@ daemon_start(const struct attach_req *r, const uint8_t *mkey, char *loopdev,
 	d->r.name = d->name;
 	d->r.prov = d->prov;
 	d->r.provpath = d->provpath;
-	if (rundir_path(d->name, ".eli", d->elipath, sizeof(d->elipath)) != 0 ||
-	    rundir_path(d->name, ".ctl", d->ctlpath, sizeof(d->ctlpath)) != 0 ||
-	    rundir_path(d->name, ".log", d->logpath, sizeof(d->logpath)) != 0 ||
-	    rundir_path(d->name, ".pid", d->pidpath, sizeof(d->pidpath)) != 0) {
-		snprintf(msg, msglen, "Run directory path too long.");
+	if (rundir_entry(NULL, d->name, RUNDIR_ELI, d->elipath,
+	    sizeof(d->elipath)) != 0 ||
+	    rundir_entry(NULL, d->name, RUNDIR_CTL, d->ctlpath,
+	    sizeof(d->ctlpath)) != 0 ||
+	    rundir_entry(NULL, d->name, RUNDIR_LOG, d->logpath,
+	    sizeof(d->logpath)) != 0 ||
+	    rundir_entry(NULL, d->name, RUNDIR_PID, d->pidpath,
+	    sizeof(d->pidpath)) != 0) {
+		snprintf(res->msg, sizeof(res->msg), "Run directory path too long.");
 		free(d);
 		return -1;
 	}
 	if (pipe2(keyp, O_CLOEXEC) != 0 || pipe2(stp, O_CLOEXEC) != 0) {
-		snprintf(msg, msglen, "Cannot create a pipe: %s.", strerror(errno));
+		snprintf(res->msg, sizeof(res->msg), "Cannot create a pipe: %s.", strerror(errno));
 		free(d);
 		return -1;
 	}
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
-		snprintf(msg, msglen, "Cannot fork: %s.", strerror(errno));
+		snprintf(res->msg, sizeof(res->msg), "Cannot fork: %s.", strerror(errno));
 		free(d);
 		return -1;
 	}
@@ -282,15 +287,18 @@ daemon_start(const struct attach_req *r, const uint8_t *mkey, char *loopdev,
 	n = n == GELI_MKEY_DATALEN ? read(stp[0], buf, sizeof(buf) - 1) : -1;
 	close(stp[0]);
 	if (n <= 0) {
-		snprintf(msg, msglen, "The daemon for %s did not start.", r->prov);
+		snprintf(res->msg, sizeof(res->msg),
+		    "The daemon for %s did not start.", r->prov);
 		return -1;
 	}
 	buf[n] = '\0';
 	if (strncmp(buf, "OK ", 3) == 0 && buf[3] != '\0') {
-		*unlocked = buf[3] == 'U';
-		snprintf(loopdev, loopdevlen, "%s", buf + 4);
+		res->unlocked = buf[3] == 'U';
+		snprintf(res->loopdev, sizeof(res->loopdev), "%.*s",
+		    (int)sizeof(res->loopdev) - 1, buf + 4);
 		return 0;
 	}
-	snprintf(msg, msglen, "%s", strncmp(buf, "ERR ", 4) == 0 ? buf + 4 : buf);
+	snprintf(res->msg, sizeof(res->msg), "%s",
+	    strncmp(buf, "ERR ", 4) == 0 ? buf + 4 : buf);
 	return -1;
 }

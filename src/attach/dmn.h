@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Inside the attach daemon (daemon.h): its state and what its files share.
+ * Inside the attach daemon (attachd.h): its state and what its files share.
  * daemon.c starts and stops it, serve.c serves the .eli file and watches
  * the provider's size, handlers.c answers the control socket.
  */
@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "daemon.h"
+#include "attachd.h"
 #include "fusefile.h"
 
 struct dmn {

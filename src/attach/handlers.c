@@ -14,10 +14,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "../geli/msg.h"
 #include "ctl.h"
 #include "dmn.h"
 #include "loopdev.h"
+#include "msg.h"
 
 /* The reply says code in the kernel's words for op (and step). */
 static void

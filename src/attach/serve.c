@@ -14,10 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../geli/msg.h"
 #include "ctl.h"
 #include "dmn.h"
 #include "loopdev.h"
+#include "msg.h"
 
 void
 dlog(struct dmn *d, const char *fmt, ...)

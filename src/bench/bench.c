@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../geli/cli.h"
+#include "cryptosel.h"
 #include "bench.h"
 #include "geli.h"
 #include "spawn.h"
@@ -511,6 +511,7 @@ bench_main(int argc, char **argv)
 	static struct config cfg[MAXCONFIGS];
 	static struct samples sm;
 	static double nwr[MAXCONFIGS], nrd[MAXCONFIGS];
+	char msg[256];
 	size_t bufsz;
 	uint8_t *buf;
 	int ncfg, status;
@@ -519,7 +520,11 @@ bench_main(int argc, char **argv)
 		return status;
 	if (o.aesni_off)
 		geli_crypto_disable_hwaccel();
-	if (crypto_start() != 0 || pick_backends(&o) != 0)
+	if (crypto_start(msg, sizeof(msg)) != 0) {
+		fprintf(stderr, "geli: %s\n", msg);
+		return 1;
+	}
+	if (pick_backends(&o) != 0)
 		return 1;
 	fill_defaults(&o);
 	if (o.disk != NULL)

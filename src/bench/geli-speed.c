@@ -35,7 +35,8 @@
 #include <gcrypt.h>
 #include <openssl/evp.h>
 
-#include "../attach/fusefile.h"
+#include "files.h"
+#include "fusefile.h"
 #include "geli.h"
 #include "spawn.h"
 #include "stats.h"

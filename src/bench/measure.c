@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "geli.h"
+#include "files.h"
+#include "proc.h"
 #include "spawn.h"
 #include "stats.h"
 #include "study.h"
@@ -39,21 +41,10 @@ cpu_seconds(pid_t daemon)
 	t = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
 	    (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 	if (daemon > 0) {
-		char path[64], line[1024], *p;
-		unsigned long long ut = 0, st = 0;
-		FILE *f;
+		struct proc_stat st;
 
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)daemon);
-		f = fopen(path, "r");
-		if (f != NULL) {
-			/* Fields 14 and 15, after the ")" that ends the name. */
-			if (fgets(line, sizeof(line), f) != NULL &&
-			    (p = strrchr(line, ')')) != NULL &&
-			    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-			    &ut, &st) == 2)
-				t += (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-			fclose(f);
-		}
+		if (proc_stat_read(daemon, &st))
+			t += proc_cpu_seconds(&st);
 	}
 	return t;
 }
@@ -231,7 +222,7 @@ measure_attached(const struct config *c, const struct bench_opts *o, uint8_t *bu
 		goto out;
 	}
 	m.daemon = attached_daemon(&a, prov[0]);
-	snprintf(eli, sizeof(eli), "%s/run/prov.eli", dir);
+	(void)attached_path(&a, prov[0], RUNDIR_ELI, eli, sizeof(eli));
 	r.fd = open(eli, O_RDWR);
 	if (r.fd < 0) {
 		error = -errno;

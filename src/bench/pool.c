@@ -14,6 +14,7 @@
 
 #include "bench.h"
 #include "geli.h"
+#include "files.h"
 #include "spawn.h"
 #include "stats.h"
 #include "study.h"
@@ -147,9 +148,9 @@ pool_files(const struct pool *pl)
 	return 0;
 }
 
-/* zpool create on the files (geli 0) or their .eli files (geli 1). */
+/* zpool create on the files (a NULL) or their .eli files (attached as a). */
 static int
-pool_create(const struct pool *pl, bool geli)
+pool_create(const struct pool *pl, const struct attached *a)
 {
 	static char paths[MAXPROV][64];
 	const char *argv[16 + 2 * MAXPROV];
@@ -171,8 +172,12 @@ pool_create(const struct pool *pl, bool geli)
 			argv[k++] = pl->kind;
 		for (int i = 0; i < pl->width; i++) {
 			int d = v * pl->width + i;
-			snprintf(paths[d], sizeof(paths[d]), geli ? "%s/run/%s.eli" : "%s/%s",
-			    pl->dir, pl->name[d]);
+			if (a != NULL)
+				(void)attached_path(a, pl->name[d], RUNDIR_ELI,
+				    paths[d], sizeof(paths[d]));
+			else
+				snprintf(paths[d], sizeof(paths[d]), "%s/%s",
+				    pl->dir, pl->name[d]);
 			argv[k++] = paths[d];
 		}
 	}
@@ -196,7 +201,7 @@ pool_round(struct pool *pl, const struct attached *a, bool geli, uint8_t *buf,
 	if (pl->o->progress)
 		fprintf(stderr, "\rgeli bench: pool %s on %s...   ", pl->o->pool,
 		    geli ? "GELI" : "plain files");
-	if (pool_create(pl, geli) != 0) {
+	if (pool_create(pl, geli ? a : NULL) != 0) {
 		error = -EIO;
 	} else {
 		snprintf(file, sizeof(file), "%s/mnt/bench", pl->dir);

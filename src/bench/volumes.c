@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "spawn.h"
 #include "volumes.h"
 
@@ -114,11 +115,21 @@ attached_file(const struct attached *a, const char *name, uint64_t size)
 	return error;
 }
 
-/* "GELI_RUNDIR=dir/run", for the geli commands' environment. */
+/* dir/run: the run directory of the geli commands run for a. */
 static void
-rundir_env(const struct attached *a, char *buf, size_t len)
+run_dir(const struct attached *a, char *buf, size_t len)
 {
-	snprintf(buf, len, "GELI_RUNDIR=%s/run", a->dir);
+	snprintf(buf, len, "%s/run", a->dir);
+}
+
+int
+attached_path(const struct attached *a, const char *name, enum rundir_entry e,
+    char *buf, size_t len)
+{
+	char dir[4096];
+
+	run_dir(a, dir, sizeof(dir));
+	return rundir_entry(dir, name, e, buf, len);
 }
 
 /* The geli verb with opts (NULL-terminated) and then the n names. */
@@ -127,11 +138,12 @@ geli_verb(const struct attached *a, int flags, const char *const *opts,
     const char *const *names, int n)
 {
 	const char *argv[96], *env[2] = { NULL, NULL };
-	char rundir[4200];
+	char rundir[4200], dir[4096];
 	struct spawn s = { argv, env, a->dir, flags };
 	int k = 0;
 
-	rundir_env(a, rundir, sizeof(rundir));
+	run_dir(a, dir, sizeof(dir));
+	snprintf(rundir, sizeof(rundir), "GELI_RUNDIR=%s", dir);
 	env[0] = rundir;
 	argv[k++] = a->geli;
 	for (; *opts != NULL && k < 60; opts++)
@@ -191,16 +203,8 @@ attached_stop(const struct attached *a, const char *const *names, int n, bool fo
 pid_t
 attached_daemon(const struct attached *a, const char *name)
 {
-	char path[4200];
-	int pid = 0;
-	FILE *f;
+	char dir[4096];
 
-	snprintf(path, sizeof(path), "%s/run/%s.pid", a->dir, name);
-	f = fopen(path, "r");
-	if (f != NULL) {
-		if (fscanf(f, "%d", &pid) != 1)
-			pid = 0;
-		fclose(f);
-	}
-	return pid;
+	run_dir(a, dir, sizeof(dir));
+	return daemon_ref(dir, name).pid;
 }

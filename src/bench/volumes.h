@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "geli.h"
+#include "rundir.h"
 
 /* The metadata of a benchmark volume: version GELI_VERSION, with
  * integrity when aalgo != 0. */
@@ -54,6 +55,9 @@ int attached_start(const struct attached *a, const char *const *names, int n);
 /* geli detach [-f] of them; its exit status. */
 int attached_stop(const struct attached *a, const char *const *names, int n,
     bool force);
+/* The file e of name in a's run directory (rundir.h). */
+int attached_path(const struct attached *a, const char *name, enum rundir_entry e,
+    char *buf, size_t len);
 /* The PID of the daemon that serves name (its pid file), or 0. */
 pid_t attached_daemon(const struct attached *a, const char *name);
 

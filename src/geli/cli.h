@@ -8,8 +8,10 @@
 #include <stdint.h>
 
 #include "geli.h"
+#include "ctl.h"
+#include "files.h"
 #include "msg.h"
-#include "../attach/ctl.h"
+#include "rundir.h"
 
 /* ---- Options, parsed the way geom(8) parses them --------------------------- */
 
@@ -79,19 +81,10 @@ void req_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 bool req_failed(void);
 /* Print the pending request error as "geli: <error>" now and clear it. */
 void req_flush_as_warning(void);
-/* mkdir -p: the missing parents with mode parents, path itself 0700; 0, or
- * -1 with errno. */
-int make_dirs(const char *path, mode_t parents);
 /* The warning that secrets are in memory RLIMIT_MEMLOCK left unlocked. */
 void warn_unlocked(void);
 /* "geli: <msg>" on stderr now (warnx). */
 void warnmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* Select the crypto backend ($GELI_CRYPTO or the default): 0, or -1 after
- * saying why ("Unknown crypto backend GELI_CRYPTO=..."). */
-int crypto_start(void);
-/* "gcrypt or openssl" (with more: "gcrypt, openssl or all") into buf. */
-const char *crypto_names(char *buf, size_t len, const char *more);
 
 /* Path of a provider name: as given when it names a file, else /dev/NAME. */
 const char *prov_path(const char *name, char *buf, size_t len);
@@ -143,19 +136,13 @@ void keysrc_free(struct keysrc *ks);
  * memory (geli_secure_free), or NULL with the request error set. */
 char *read_passphrase(const char *const *passfiles, int npassfiles);
 
-/* ---- Attached providers (cmd_attach.c) ------------------------------------ */
+/* ---- Attached providers (attached.c) -------------------------------------- */
 
+/* The name a provider is attached as (its file name). */
+void attach_name_of(const char *prov, char *name, size_t len);
 /* If arg (a provider, NAME.eli or its path) is attached: its name. */
 bool attached_name(const char *arg, char *name, size_t len);
 bool geli_name_suspended(const char *name);
-/* The daemon of name (pid 0: none), taken before a request that may stop
- * it, so that it is that daemon which wait_gone waits for. */
-struct daemon_ref {
-	pid_t pid;
-	unsigned long long start;	/* its start time, against PID reuse */
-};
-struct daemon_ref daemon_ref(const char *name);
-void wait_gone(struct daemon_ref d, const char *name);
 /*
  * One request to the daemon of name; its error (or "No such device")
  * becomes the request error.  0 or -1; *outcome (may be NULL) says whether
@@ -163,8 +150,11 @@ void wait_gone(struct daemon_ref d, const char *name);
  */
 int attached_request(const char *name, const struct ctl_request *req,
     enum ctl_outcome *outcome);
+/* Every attached name, sorted (rundir_names), or none with the request
+ * error when the run directory is not ours alone. */
 int attached_names(char ***names);
-void attached_names_free(char **names, int n);
+/* The run directory made and ours alone: 0, or -1 with the request error. */
+int attached_rundir(void);
 
 /* ---- Verbs ----------------------------------------------------------------- */
 

@@ -43,11 +43,11 @@ static void
 kill_attached(const char *name, const struct ctl_request *req)
 {
 	enum ctl_outcome outcome;
-	struct daemon_ref d = daemon_ref(name);
+	struct daemon_ref d = daemon_ref(NULL, name);
 
 	(void)attached_request(name, req, &outcome);
 	if (outcome == CTL_DETACHED)
-		wait_gone(d, name);
+		daemon_wait_gone(d, name);
 }
 
 void
@@ -86,6 +86,6 @@ cmd_kill(struct opts *o, int argc, char **argv)
 		n = attached_names(&names);
 		for (int i = 0; i < n; i++)
 			kill_attached(names[i], &req);
-		attached_names_free(names, n);
+		rundir_names_free(names, n);
 	}
 }

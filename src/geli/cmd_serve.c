@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../bench/spawn.h"
+#include "spawn.h"
 #include "cli.h"
 
 /* nbdkit and its options, the filter's, and a keyfile= for each -k. */

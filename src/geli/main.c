@@ -10,8 +10,9 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
-#include "../bench/bench.h"
+#include "cryptosel.h"
 #include "cli.h"
+#include "frontends.h"
 
 int verbose;
 
@@ -124,7 +125,6 @@ static const struct cmd commands[] = {
 	{ "serve", CMD_VERBOSE, serve_opts,
 	  "[-rv] [-n keyno] [-j passfile] [-k keyfile] [-U socket | -p port "
 	  "[-i address]] prov", cmd_serve },
-	{ "bench", 0, no_opts, BENCH_USAGE, NULL },
 	{ "help", 0, no_opts, NULL, cmd_help },
 	{ NULL, 0, NULL, NULL, NULL }
 };
@@ -149,29 +149,6 @@ bool
 req_failed(void)
 {
 	return req_err[0] != '\0';
-}
-
-int
-make_dirs(const char *path, mode_t parents)
-{
-	char buf[4096];
-	size_t len = strlen(path);
-
-	if (len == 0 || len >= sizeof(buf)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	memcpy(buf, path, len + 1);
-	while (len > 1 && buf[len - 1] == '/')
-		buf[--len] = '\0';
-	for (char *p = buf + 1; *p != '\0'; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		(void)mkdir(buf, parents);
-		*p = '/';
-	}
-	return mkdir(buf, 0700) == 0 || errno == EEXIST ? 0 : -1;
 }
 
 /* Once per command: secrets (ours or the daemon's) in unlocked memory. */
@@ -235,40 +212,14 @@ die(const char *fmt, ...)
 
 /* ---- The crypto backend ------------------------------------------------------ */
 
-const char *
-crypto_names(char *buf, size_t len, const char *more)
+static int
+cli_crypto_start(void)
 {
-	const char *name, *words[8];
-	size_t n = 0, k = 0;
+	char msg[256];
 
-	while (k < 7 && (name = geli_crypto_backend((unsigned)k)) != NULL)
-		words[k++] = name;
-	if (more != NULL)
-		words[k++] = more;
-	buf[0] = '\0';
-	for (size_t i = 0; i < k && n < len; i++)
-		n += (size_t)snprintf(buf + n, len - n, "%s%s", i == 0 ? "" :
-		    i + 1 == k ? " or " : ", ", words[i]);
-	return buf;
-}
-
-int
-crypto_start(void)
-{
-	const char *env = getenv("GELI_CRYPTO");
-	char names[128];
-	int error;
-
-	error = geli_crypto_select(NULL);
-	if (error == 0)
+	if (crypto_start(msg, sizeof(msg)) == 0)
 		return 0;
-	crypto_names(names, sizeof(names), NULL);
-	if (error == -EINVAL)
-		warnmsg("Unknown crypto backend GELI_CRYPTO=%s (%s).", env, names);
-	else
-		warnmsg("Cannot start the crypto library %s: %s.",
-		    env != NULL && *env != '\0' ? env : geli_crypto_backend(0),
-		    strerror(-error));
+	warnmsg("%s", msg);
 	return -1;
 }
 
@@ -281,6 +232,14 @@ usage(void)
 
 	fflush(stdout);
 	for (const struct cmd *c = commands; c->name != NULL; c++) {
+		/* The other front ends' verbs, before help. */
+		if (strcmp(c->name, "help") == 0)
+			for (const struct frontend_verb *v = geli_frontends.verbs;
+			    v != NULL && v->name != NULL; v++) {
+				fprintf(stderr, "%s geli %s %s\n", prefix,
+				    v->name, v->usage);
+				prefix = "      ";
+			}
 		if (c->usage == NULL)
 			fprintf(stderr, "%s geli %s\n", prefix, c->name);
 		else
@@ -355,6 +314,13 @@ main(int argc, char **argv)
 
 	if (argc < 2)
 		usage();
+	/* Another front end's verb (geli bench: GNU long options of its own,
+	 * no secrets, and the crypto backend started by itself, after
+	 * --no-aesni). */
+	for (const struct frontend_verb *v = geli_frontends.verbs;
+	    v != NULL && v->name != NULL; v++)
+		if (strcmp(v->name, argv[1]) == 0)
+			return v->main(argc - 1, argv + 1);
 	for (c = commands; c->name != NULL; c++)
 		if (strcmp(c->name, argv[1]) == 0)
 			break;
@@ -362,15 +328,11 @@ main(int argc, char **argv)
 		warnmsg("Unknown command: %s.", argv[1]);
 		usage();
 	}
-	/* bench has GNU long options of its own, no secrets, and starts the
-	 * crypto backend itself (after --no-aesni). */
-	if (c->run == NULL)
-		return bench_main(argc - 1, argv + 1);
 	/* Before any key is read: no core dumps, memory locked (§ eli_protect). */
 	error = geli_protect_process(&locked);
 	if (error != 0)
 		die("Cannot disable core dumps: %s.", strerror(-error));
-	if (crypto_start() != 0)
+	if (cli_crypto_start() != 0)
 		return EXIT_FAILURE;
 
 	o = calloc(1, sizeof(*o));

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The control protocol between geli and an attach daemon (src/attach/ctl.h):
+ * The control protocol between geli and an attach daemon (common/ctl.h):
  * every request and reply round-trips; truncated, oversized, padded and
  * garbage packets and out-of-range fields are refused.
  */

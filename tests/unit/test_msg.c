@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The message table (src/geli/msg.c): each code of an operation reads as
+ * The message table (common/msg.c): each code of an operation reads as
  * FreeBSD's geli(8) words it, or its kernel where the two differ.
  */
 #include "tap.h"

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Starting programs without a shell (the benchmarks, geli serve): fork, execvp and
- * waitpid, so that no path or option is ever parsed as shell syntax.
+ * Starting programs without a shell (geli bench, geli serve): fork, execvp
+ * and waitpid, so that no path or option is ever parsed as shell syntax.
  */
-#ifndef GELI_BENCH_SPAWN_H
-#define GELI_BENCH_SPAWN_H
+#ifndef GELI_COMMON_SPAWN_H
+#define GELI_COMMON_SPAWN_H
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -40,9 +40,5 @@ int run_cmd(int flags, const char *cwd, const char *const *env, const char *prog
 const char *self_exe(void);
 /* True when name is an executable in $PATH (as `command -v`). */
 bool have_program(const char *name);
-/* rm -rf dir; 0 or -errno of the first failure. */
-int remove_tree(const char *dir);
-/* path holds text (created or truncated, mode 0600). */
-int write_file(const char *path, const char *text);
 
 #endif

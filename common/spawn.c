@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,37 +162,4 @@ have_program(const char *name)
 		if (*p == '\0')
 			return false;
 	}
-}
-
-static int
-remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)type;
-	(void)ftw;
-	return remove(path) == 0 || errno == ENOENT ? 0 : -errno;
-}
-
-int
-remove_tree(const char *dir)
-{
-	int r = nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
-
-	return r < 0 && errno == ENOENT ? 0 : r;
-}
-
-int
-write_file(const char *path, const char *text)
-{
-	size_t len = strlen(text);
-	int fd, error = 0;
-
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, len) != (ssize_t)len)
-		error = -EIO;
-	if (close(fd) != 0 && error == 0)
-		error = -errno;
-	return error;
 }

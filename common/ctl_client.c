@@ -5,41 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "ctl.h"
-
-const char *
-rundir(void)
-{
-	static char buf[4096];
-	const char *d = getenv("GELI_RUNDIR"), *x = getenv("XDG_RUNTIME_DIR");
-
-	if (d != NULL && *d != '\0')
-		return d;
-	if (geteuid() == 0)
-		return "/run/geli";
-	if (x != NULL && *x == '/')
-		snprintf(buf, sizeof(buf), "%s/geli", x);
-	else
-		snprintf(buf, sizeof(buf), "/tmp/geli-%u", (unsigned)geteuid());
-	return buf;
-}
-
-int
-rundir_private(void)
-{
-	struct stat st;
-
-	if (geteuid() == 0)
-		return 0;
-	if (lstat(rundir(), &st) != 0)
-		return -errno;
-	return S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
-	    (st.st_mode & 022) == 0 ? 0 : -EPERM;
-}
+#include "rundir.h"
 
 bool
 ctl_peer_trusted(int fd)
@@ -49,14 +19,6 @@ ctl_peer_trusted(int fd)
 
 	return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 &&
 	    (cr.uid == 0 || cr.uid == geteuid());
-}
-
-int
-rundir_path(const char *name, const char *suffix, char *buf, size_t len)
-{
-	int n = snprintf(buf, len, "%s/%s%s", rundir(), name, suffix);
-
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
 int
@@ -70,7 +32,8 @@ ctl_call(const char *name, const struct ctl_request *req,
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
-	if (rundir_path(name, ".ctl", sa.sun_path, sizeof(sa.sun_path)) != 0)
+	if (rundir_entry(NULL, name, RUNDIR_CTL, sa.sun_path,
+	    sizeof(sa.sun_path)) != 0)
 		return -ENAMETOOLONG;
 	/* Locked: a request may carry a user key. */
 	msg = geli_secure_alloc(CTL_MAX);

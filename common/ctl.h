@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The control channel between geli and the daemon of an attached provider:
- * a SOCK_SEQPACKET Unix socket $GELI_RUNDIR/<name>.ctl (mode 0600), one
- * request packet and one reply packet per connection.  Both are typed here,
- * once, for the two sides; ctl_proto.c encodes and decodes them.
+ * a SOCK_SEQPACKET Unix socket, <name>.ctl in the run directory (rundir.h,
+ * mode 0600), one request packet and one reply packet per connection.  Both
+ * are typed here, once, for the two sides; ctl_proto.c encodes and decodes
+ * them.
  *
  * Wire format, little-endian: "GELC", a version byte (CTL_VERSION), a kind
  * byte (request or reply), then the fields of the struct in the order
@@ -96,23 +97,10 @@ ssize_t ctl_reply_encode(const struct ctl_reply *r, uint8_t *buf, size_t len);
 int ctl_request_decode(const uint8_t *buf, size_t len, struct ctl_request *r);
 int ctl_reply_decode(const uint8_t *buf, size_t len, struct ctl_reply *r);
 
-/* ---- The client side (ctl.c) ----------------------------------------------- */
+/* ---- The client side (ctl_client.c) ----------------------------------------------- */
 
-/*
- * Where the daemons keep their files: $GELI_RUNDIR; for root /run/geli;
- * for anyone else $XDG_RUNTIME_DIR/geli, else /tmp/geli-UID.
- */
-const char *rundir(void);
-/*
- * 0 when the run directory is root's (we are root), or a directory of ours
- * (not a symbolic link) that no one else can write; -EPERM when it is not,
- * -ENOENT when it does not exist.
- */
-int rundir_private(void);
 /* The process at the other end of a control socket is root or us. */
 bool ctl_peer_trusted(int fd);
-/* rundir/<name><suffix> into buf. */
-int rundir_path(const char *name, const char *suffix, char *buf, size_t len);
 /*
  * Send one request to the daemon of name and wait for its reply: 0 with
  * the reply (whose code says how the request went), or -errno when there

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Files and directories the front ends make and remove. */
+#ifndef GELI_COMMON_FILES_H
+#define GELI_COMMON_FILES_H
+
+#include <sys/types.h>
+
+/* mkdir -p: the missing parents with mode parents, path itself 0700; 0, or
+ * -1 with errno. */
+int make_dirs(const char *path, mode_t parents);
+/* rm -rf dir; 0 or -errno of the first failure. */
+int remove_tree(const char *dir);
+/* path holds text (created or truncated, mode 0600); 0 or -errno. */
+int write_file(const char *path, const char *text);
+
+#endif

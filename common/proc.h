@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* What /proc/PID/stat says of a process: one parser for every reader. */
+#ifndef GELI_COMMON_PROC_H
+#define GELI_COMMON_PROC_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct proc_stat {
+	char state;			/* R, S, D, Z, X, ... */
+	unsigned long long utime, stime;	/* CPU time, clock ticks */
+	unsigned long long start;	/* start time, clock ticks after boot */
+};
+
+/* false once pid is gone (or its stat line does not parse). */
+bool proc_stat_read(pid_t pid, struct proc_stat *st);
+/* Parse one stat line (the file's text, NUL-terminated) into st. */
+bool proc_stat_parse(const char *line, struct proc_stat *st);
+/* utime + stime in seconds. */
+double proc_cpu_seconds(const struct proc_stat *st);
+
+#endif

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The run directory (see rundir.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "files.h"
+#include "proc.h"
+#include "rundir.h"
+
+static const char *const suffix[] = {
+	[RUNDIR_ELI] = ".eli", [RUNDIR_CTL] = ".ctl", [RUNDIR_PID] = ".pid",
+	[RUNDIR_LOG] = ".log",
+};
+
+const char *
+rundir(void)
+{
+	static char buf[4096];
+	const char *d = getenv("GELI_RUNDIR"), *x = getenv("XDG_RUNTIME_DIR");
+
+	if (d != NULL && *d != '\0')
+		return d;
+	if (geteuid() == 0)
+		return "/run/geli";
+	if (x != NULL && *x == '/')
+		snprintf(buf, sizeof(buf), "%s/geli", x);
+	else
+		snprintf(buf, sizeof(buf), "/tmp/geli-%u", (unsigned)geteuid());
+	return buf;
+}
+
+int
+rundir_private(void)
+{
+	struct stat st;
+
+	if (geteuid() == 0)
+		return 0;
+	if (lstat(rundir(), &st) != 0)
+		return -errno;
+	return S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+	    (st.st_mode & 022) == 0 ? 0 : -EPERM;
+}
+
+int
+rundir_make(void)
+{
+	if (make_dirs(rundir(), 0755) != 0)
+		return -errno;
+	return rundir_private() == 0 ? 0 : -EPERM;
+}
+
+static int
+path_of(const char *dir, const char *name, const char *sfx, char *buf,
+    size_t len)
+{
+	int n = snprintf(buf, len, "%s/%s%s", dir != NULL ? dir : rundir(),
+	    name, sfx);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int
+rundir_entry(const char *dir, const char *name, enum rundir_entry e,
+    char *buf, size_t len)
+{
+	return path_of(dir, name, suffix[e], buf, len);
+}
+
+int
+rundir_names(char ***out)
+{
+	char **names = NULL;
+	struct dirent *e;
+	DIR *dir;
+	int n = 0;
+
+	*out = NULL;
+	dir = opendir(rundir());
+	if (dir == NULL)
+		return 0;
+	while ((e = readdir(dir)) != NULL) {
+		size_t l = strlen(e->d_name);
+		char nm[256];
+
+		if (l <= 4 || strcmp(e->d_name + l - 4, ".ctl") != 0 ||
+		    l - 4 >= sizeof(nm))
+			continue;
+		snprintf(nm, sizeof(nm), "%.*s", (int)(l - 4), e->d_name);
+		if (ctl_status(nm, NULL) != 0)
+			continue;
+		char **nn = realloc(names, sizeof(*names) * (size_t)(n + 1));
+		if (nn == NULL || (nn[n] = strdup(nm)) == NULL) {
+			names = nn != NULL ? nn : names;
+			break;
+		}
+		names = nn;
+		n++;
+	}
+	closedir(dir);
+	for (int i = 1; i < n; i++)	/* insertion sort: a handful of names */
+		for (int j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+			char *t = names[j];
+			names[j] = names[j - 1];
+			names[j - 1] = t;
+		}
+	*out = names;
+	return n;
+}
+
+void
+rundir_names_free(char **names, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+void
+rundir_clean_stale(const char *name)
+{
+	char path[4096];
+	int error = ctl_status(name, NULL);
+
+	/* Gone only when nobody answers (a daemon that answered garbage is
+	 * still there). */
+	if (error != -ENOENT && error != -ECONNREFUSED)
+		return;
+	if (rundir_entry(NULL, name, RUNDIR_ELI, path, sizeof(path)) == 0) {
+		(void)umount2(path, MNT_DETACH);
+		(void)unlink(path);
+	}
+	if (rundir_entry(NULL, name, RUNDIR_CTL, path, sizeof(path)) == 0)
+		(void)unlink(path);
+}
+
+/*
+ * Without turns, a second attach of a provider finds the first one's
+ * daemon starting (its .eli made, its socket not yet bound), takes its
+ * files for stale and removes them, and both fail.  A POSIX lock: the
+ * daemon, a forked child, does not inherit it, and it ends with this
+ * process.
+ */
+int
+rundir_lock(void)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	char path[4096];
+	int fd;
+
+	if (path_of(NULL, ".attach", ".lock", path, sizeof(path)) != 0)
+		return -1;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	while (fcntl(fd, F_SETLKW, &fl) != 0) {
+		if (errno != EINTR) {
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
+void
+rundir_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
+struct daemon_ref
+daemon_ref(const char *dir, const char *name)
+{
+	struct daemon_ref d = { 0, 0 };
+	struct proc_stat st;
+	char path[4096];
+	FILE *f;
+	int pid = 0;
+
+	if (rundir_entry(dir, name, RUNDIR_PID, path, sizeof(path)) != 0 ||
+	    (f = fopen(path, "re")) == NULL)
+		return d;
+	if (fscanf(f, "%d", &pid) != 1)
+		pid = 0;
+	fclose(f);
+	if (pid > 0 && proc_stat_read(pid, &st)) {
+		d.pid = pid;
+		d.start = st.start;
+	}
+	return d;
+}
+
+bool
+daemon_running(struct daemon_ref d)
+{
+	struct proc_stat st;
+
+	/* Exited: no such process, a zombie (PID 1 may not reap it), or
+	 * another process with its PID. */
+	return d.pid > 0 && proc_stat_read(d.pid, &st) && st.start == d.start &&
+	    st.state != 'Z' && st.state != 'X';
+}
+
+void
+daemon_wait_gone(struct daemon_ref d, const char *name)
+{
+	char path[4096];
+
+	if (d.pid > 0) {
+		while (daemon_running(d))
+			usleep(10000);
+		return;
+	}
+	if (rundir_entry(NULL, name, RUNDIR_CTL, path, sizeof(path)) != 0)
+		return;
+	for (int i = 0; i < 100 && access(path, F_OK) == 0; i++)
+		usleep(50000);
+}

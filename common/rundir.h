@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The run directory: where the daemon of each attached provider keeps its
+ * files, and everything the front ends know about them, once.
+ *
+ *   $GELI_RUNDIR, else for root /run/geli, else $XDG_RUNTIME_DIR/geli,
+ *   else /tmp/geli-UID; in it, for the provider attached as NAME:
+ *
+ *     NAME.eli   the decrypted provider (a FUSE file)
+ *     NAME.ctl   the daemon's control socket (ctl.h)
+ *     NAME.pid   the daemon's PID, written once it serves
+ *     NAME.log   the daemon's log, in FreeBSD's kernel words
+ *     .attach.lock   taken by attaches from their stale-file check until
+ *                    their daemon answers
+ */
+#ifndef GELI_COMMON_RUNDIR_H
+#define GELI_COMMON_RUNDIR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+enum rundir_entry { RUNDIR_ELI, RUNDIR_CTL, RUNDIR_PID, RUNDIR_LOG };
+
+/* The run directory of this process (its environment and user). */
+const char *rundir(void);
+/*
+ * 0 when the run directory is root's (we are root), or a directory of ours
+ * (not a symbolic link) that no one else can write; -EPERM when it is not,
+ * -ENOENT when it does not exist.
+ */
+int rundir_private(void);
+/* The run directory made (mkdir -p) and checked: 0, -errno of the mkdir,
+ * or -EPERM when it is not private (rundir_private). */
+int rundir_make(void);
+/* dir/NAME<suffix of e> into buf (dir NULL: rundir()); 0 or -ENAMETOOLONG. */
+int rundir_entry(const char *dir, const char *name, enum rundir_entry e,
+    char *buf, size_t len);
+
+/*
+ * The names whose daemon answers, sorted: their count (0 on any failure),
+ * *out for rundir_names_free.
+ */
+int rundir_names(char ***out);
+void rundir_names_free(char **names, int n);
+/* A daemon that died leaves its files: removed (and a dead mount), when no
+ * daemon answers on name's control socket. */
+void rundir_clean_stale(const char *name);
+/*
+ * Attaches take turns from the stale-file check until their daemon has
+ * answered (see rundir.c): the lock's descriptor, or -1 when there are no
+ * turns to take (then attaches go on without, as before there were).
+ */
+int rundir_lock(void);
+void rundir_unlock(int fd);
+
+/* A daemon: its PID (0: none) and start time, against PID reuse. */
+struct daemon_ref {
+	pid_t pid;
+	unsigned long long start;
+};
+/* The daemon that serves name, from its pid file in dir (NULL: rundir()),
+ * if that process is still there. */
+struct daemon_ref daemon_ref(const char *dir, const char *name);
+/* True while d is running (not gone, not a zombie, not another process
+ * with its PID). */
+bool daemon_running(struct daemon_ref d);
+/*
+ * Wait until d has exited (and so has flushed and closed its provider and
+ * removed its files).  Without a daemon (pid 0): until name's control
+ * socket is gone, at most 5 s.
+ */
+void daemon_wait_gone(struct daemon_ref d, const char *name);
+
+#endif

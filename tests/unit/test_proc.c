@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* common/proc.c: /proc/PID/stat, parsed once. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "proc.h"
+#include "tap.h"
+
+int
+main(void)
+{
+	struct proc_stat st;
+	/* Fields 1..22 of proc(5); the name may hold spaces and ")". */
+	const char *line = "4242 (geli (x) y) S 1 4242 4242 0 -1 4194560 "
+	    "100 0 0 0 17 23 0 0 20 0 3 0 987654 1000000 200 "
+	    "18446744073709551615\n";
+	pid_t pid;
+
+	memset(&st, 0, sizeof(st));
+	tap_ok(proc_stat_parse(line, &st), "a stat line parses");
+	tap_ok(st.state == 'S', "state S (%c)", st.state);
+	tap_ok(st.utime == 17 && st.stime == 23, "utime 17, stime 23 "
+	    "(%llu, %llu)", st.utime, st.stime);
+	tap_ok(st.start == 987654, "start time 987654 (%llu)", st.start);
+	tap_ok(!proc_stat_parse("4242 (geli) S 1 2", &st),
+	    "a short line does not parse");
+	tap_ok(!proc_stat_parse("no parenthesis at all", &st),
+	    "a line without the name does not parse");
+	tap_ok(!proc_stat_parse("", &st), "an empty line does not parse");
+
+	tap_ok(proc_stat_read(getpid(), &st) && st.state == 'R' && st.start > 0,
+	    "this process: running, with a start time (%c, %llu)", st.state,
+	    st.start);
+	tap_ok(proc_cpu_seconds(&st) >= 0, "its CPU seconds");
+
+	/* A child: sleeping, then a zombie, then gone. */
+	pid = fork();
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	usleep(50000);
+	tap_ok(proc_stat_read(pid, &st) && st.state == 'S',
+	    "a child in pause(): S (%c)", st.state);
+	kill(pid, SIGKILL);
+	usleep(50000);
+	tap_ok(proc_stat_read(pid, &st) && st.state == 'Z',
+	    "killed and not reaped: a zombie (%c)", st.state);
+	waitpid(pid, NULL, 0);
+	tap_ok(!proc_stat_read(pid, &st), "reaped: gone");
+	return tap_done();
+}

@@ -165,13 +165,16 @@ static const struct row rows[] = {
 	{ OP_ATTACH, ANY_STEP, -GELI_ESECTORSIZE, "Invalid sector size.", NULL },
 	{ OP_ATTACH, ANY_STEP, -GELI_ENOROOM, "Provider {prov} is too small.",
 	  NULL },
-	{ OP_ATTACH, ANY_STEP, -GELI_ESIZE, "Provider size mismatch.", NULL },
 	{ OP_ATTACH, ANY_STEP, ANY_CODE,
 	  "Cannot read metadata from {prov}: {err}.", NULL },
 
 	/* Any operation. */
 	{ OP_ANY, ANY_STEP, -GELI_EWRONGKEY, "Wrong key for {prov}.", NULL },
 	{ OP_ANY, ANY_STEP, -GELI_ENOKEYS, "No valid keys on {prov}.", NULL },
+	{ OP_ANY, ANY_STEP, -GELI_ESIZE, "Provider size mismatch.", NULL },
+	/* geli_unlock's refusals of key material (§4.2). */
+	{ OP_ANY, ANY_STEP, -GELI_ENOKEYMAT, "No key components given.", NULL },
+	{ OP_ANY, ANY_STEP, -GELI_ENOPASSPHRASE, "Missing -p flag.", NULL },
 	{ OP_ANY, ANY_STEP, -GELI_EKEYNO, "Invalid 'keyno' argument.", NULL },
 	{ OP_ANY, ANY_STEP, -MSG_EONETIME,
 	  "Provider {name}.eli uses a one-time key.", NULL },

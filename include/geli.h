@@ -494,6 +494,9 @@ enum geli_error {
 	GELI_EAALGO,		/* AUTH with an unknown (or no) md_aalgo */
 	GELI_ESECTORSIZE,	/* md_sectorsize impossible here (§8.2) */
 	GELI_ENOROOM,		/* no GELI sector fits beside the metadata */
+	/* geli_unlock(): key material it cannot use. */
+	GELI_ENOKEYMAT,		/* neither a keyfile nor a passphrase */
+	GELI_ENOPASSPHRASE,	/* a passphrase, and md_iterations -1 */
 	GELI_ELAST
 };
 
@@ -627,6 +630,57 @@ GELI_API int geli_restore(struct geli_provider *p, struct geli_metadata *md,
 /* geli clear (§9.14): the last sector zeroed when it holds the magic
  * (-GELI_ENOMAGIC otherwise). */
 GELI_API int geli_clear(struct geli_provider *p);
+
+/* ---- Unlocking a provider (§4, §5, §9.2) ------------------------------- */
+
+/*
+ * The key material of an unlock: what geli attach's -k/-j/-p (and the
+ * nbdkit filter's keyfile=/password=) give.  Either the parts of the user
+ * key, or a user key made before (a resume, whose key was made where the
+ * passphrase was typed).
+ */
+struct geli_keymat {
+	const struct geli_ukey_ctx *keyfiles;	/* their bytes, in order; NULL: none */
+	unsigned nkeyfiles;		/* how many keyfiles went in (0: none) */
+	const char *passphrase;		/* NULL: no passphrase part (-p) */
+	size_t passlen;
+	const uint8_t *ukey;		/* GELI_USERKEYLEN bytes: the parts unused */
+};
+
+/*
+ * Only what decrypting a slot needs is checked (md_keys, the slots' cipher
+ * and key length), as FreeBSD's resume and setkey look at nothing else: a
+ * suspended provider keeps the rest of what it was attached with.
+ */
+#define GELI_UNLOCK_SLOTS	0x1
+
+/*
+ * The refusals of geli_unlock() alone, before any key material is asked
+ * for (a hostile record may ask for any number of PBKDF2 iterations):
+ * 0, or the first of
+ *   -GELI_ESIZE     p given and md_provsize is not its size
+ *   -GELI_ENOKEYS   md_keys == 0
+ *   geli_metadata_check()'s codes for p's size and sector size (p NULL: no
+ *                   size, 512-byte sectors); with GELI_UNLOCK_SLOTS only
+ *                   -GELI_EEALGO and -GELI_EKEYLEN
+ *   -GELI_EKEYNO    keyno not -1, 0 or 1
+ */
+GELI_API int geli_unlock_check(struct geli_provider *p,
+    const struct geli_metadata *md, int keyno, unsigned flags);
+/*
+ * Unlock a provider, as attach, attach -C, setkey, resume and the nbdkit
+ * filter do: geli_unlock_check(), the user key from km (§4), then slot
+ * keyno (-1: every set slot in turn) decrypted and verified (§5).  0 with
+ * the Master Key in mkey (GELI_MKEY_DATALEN bytes; NULL: only checked, as
+ * attach -C) and the slot that opened in *used (may be NULL).  Besides
+ * geli_unlock_check()'s codes: -GELI_ENOKEYMAT (no keyfile and no
+ * passphrase), -GELI_ENOPASSPHRASE (a passphrase for metadata made without
+ * one), -GELI_EWRONGKEY (no slot opens), -ENOMEM, or the crypto library's
+ * -errno.
+ */
+GELI_API int geli_unlock(struct geli_provider *p, const struct geli_metadata *md,
+    const struct geli_keymat *km, int keyno, unsigned flags, uint8_t *mkey,
+    int *used);
 
 /* ---- Layout for a wanted size (§7.1, §8.1) ----------------------------- */
 

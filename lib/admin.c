@@ -40,6 +40,8 @@ static const char *const errtext[GELI_ELAST - GELI_ENOMAGIC] = {
 	    "authentication algorithm",
 	[GELI_ESECTORSIZE - GELI_ENOMAGIC] = "Invalid sector size",
 	[GELI_ENOROOM - GELI_ENOMAGIC] = "Provider too small for one sector",
+	[GELI_ENOKEYMAT - GELI_ENOMAGIC] = "No key components given",
+	[GELI_ENOPASSPHRASE - GELI_ENOMAGIC] = "No passphrase on this provider",
 };
 /* test_admin checks that every code has a text of its own. */
 

@@ -127,7 +127,9 @@ do_resume(struct dmn *d, struct ctl_reply *rp, const uint8_t *ukey)
 		fail(d, rp, OP_RESUME, GELI_STEP_READ, error, 0);
 		return;
 	}
-	error = geli_mkey_decrypt(&md, ukey, -1, d->mkey, &used);
+	/* The user key was made where the passphrase was typed. */
+	error = geli_unlock(NULL, &md, &(struct geli_keymat){ .ukey = ukey },
+	    -1, GELI_UNLOCK_SLOTS, d->mkey, &used);
 	if (error == 0)
 		error = geli_volume_resume(d->v, d->mkey);
 	geli_wipe(&md, sizeof(md));

@@ -122,13 +122,40 @@ int prov_open(const char *name, bool writable, struct geli_provider **p);
 void req_msg(enum msg_op op, enum geli_step step, int code,
     const struct msg_args *a);
 
+/* ---- A new provider's parameters (params.c) --------------------------------- */
+
+/* Whose words a refusal takes: geli(8)'s (init) or the kernel's (onetime). */
+enum params_verb { PARAMS_INIT, PARAMS_ONETIME };
+/*
+ * -a, -e and -l into md (its version set): aalgo and GELI_FLAG_AUTH,
+ * ealgo (default by version), keylen, each checked against the version and
+ * the crypto backend; init warns of legacy algorithms.  0, or -1 with the
+ * request error.
+ */
+int parse_algorithms(struct opts *o, enum params_verb v,
+    struct geli_metadata *md);
+/* -s for a provider of psize-byte sectors (0: psize): 0, or -1 with "Invalid
+ * sector size." */
+int parse_sectorsize(struct opts *o, enum params_verb v, uint32_t psize,
+    uint32_t *out);
+/* The warning of -s above the page size. */
+void warn_sectorsize(struct opts *o);
+
 /* ---- Keys (§4.2) ----------------------------------------------------------- */
 
 struct keysrc;
 /* Collect the key components of -k/-K files ("new" selects -K/-J/-P). */
 int keysrc_new(struct opts *o, bool isnew, struct keysrc **out);
+/*
+ * The key material for md (geli_unlock): the keyfiles, and the passphrase
+ * unless -p/-P, asked once and cached for further providers ("Missing -p
+ * flag." for an existing key of md without one).  0, or -1 with the
+ * request error.
+ */
+int keysrc_keymat(struct keysrc *ks, const struct geli_metadata *md,
+    struct geli_keymat *km);
 /* The user key for md; calibrates md->iterations if -1 and a new passphrase
- * is set.  The passphrase is asked once and cached for further providers. */
+ * is set. */
 int keysrc_ukey(struct keysrc *ks, struct geli_metadata *md, uint8_t *ukey);
 void keysrc_free(struct keysrc *ks);
 /* A passphrase alone, for a program it is handed to (geli serve): the first

@@ -92,10 +92,12 @@ static void
 attach_one(struct opts *o, struct keysrc *ks, const char *prov)
 {
 	struct attach_req r;
+	struct geli_keymat km;
 	struct mdsrc src;
 	struct msg_args a = { .prov = prov };
-	uint8_t *ukey = NULL, *mkey = NULL;
-	intmax_t keyno = opt_num(o, 'n');
+	uint8_t *mkey = NULL;
+	intmax_t n = opt_num(o, 'n');
+	int keyno = n < -1 || n >= GELI_MAXMKEYS ? GELI_MAXMKEYS : (int)n;
 	int error, used;
 
 	memset(&r, 0, sizeof(r));
@@ -103,32 +105,25 @@ attach_one(struct opts *o, struct keysrc *ks, const char *prov)
 		return;
 	/*
 	 * What the kernel would refuse after the user key was made (or
-	 * could not attach at all), refused before it is made: a hostile
-	 * record may ask for any number of iterations.
+	 * could not attach at all), refused before the passphrase is asked:
+	 * a hostile record may ask for any number of iterations.
 	 */
-	error = r.md.provsize != geli_provider_mediasize(src.prov) ?
-	    -GELI_ESIZE : r.md.keys == 0 ? -GELI_ENOKEYS :
-	    geli_metadata_check(&r.md, geli_provider_mediasize(src.prov),
-	    geli_provider_sectorsize(src.prov));
-	mdsrc_close(&src);
+	error = geli_unlock_check(src.prov, &r.md, keyno, 0);
 	if (error != 0) {
 		req_msg(OP_ATTACH, GELI_STEP_NONE, error, &a);
 		goto out;
 	}
-	if (keyno < -1 || keyno >= GELI_MAXMKEYS) {
-		req_error("Invalid '%s' argument.", "keyno");
+	if (keysrc_keymat(ks, &r.md, &km) != 0)
 		goto out;
-	}
-	ukey = geli_secure_alloc(GELI_USERKEYLEN);
-	mkey = geli_secure_alloc(GELI_MKEY_DATALEN);
-	if (ukey == NULL || mkey == NULL) {
+	/* -C: the key is checked, and nothing attached. */
+	if (!opt_bool(o, 'C') &&
+	    (mkey = geli_secure_alloc(GELI_MKEY_DATALEN)) == NULL) {
 		req_error("Cannot allocate memory.");
 		goto out;
 	}
-	if (keysrc_ukey(ks, &r.md, ukey) != 0)
-		goto out;
-	error = geli_mkey_decrypt(&r.md, ukey, (int)keyno, mkey, &used);
-	if (error == -GELI_EWRONGKEY) {
+	error = geli_unlock(src.prov, &r.md, &km, keyno, 0, mkey, &used);
+	if (error == -GELI_EWRONGKEY || error == -GELI_ENOKEYMAT ||
+	    error == -GELI_ENOPASSPHRASE) {
 		req_msg(OP_ATTACH, GELI_STEP_NONE, error, &a);
 		goto out;
 	} else if (error != 0) {
@@ -137,13 +132,14 @@ attach_one(struct opts *o, struct keysrc *ks, const char *prov)
 		goto out;
 	}
 	if (opt_bool(o, 'C'))
-		goto out;	/* -C: the key is right; attach nothing */
+		goto out;
+	mdsrc_close(&src);
 	r.used_key = used;
 	r.flags = (opt_bool(o, 'r') ? GELI_FLAG_RO : 0) |
 	    (opt_bool(o, 'd') ? GELI_FLAG_WO_DETACH : 0);
 	launch(o, &r, prov, mkey);
 out:
-	geli_secure_free(ukey);
+	mdsrc_close(&src);
 	geli_secure_free(mkey);
 	geli_wipe(&r.md, sizeof(r.md));
 }
@@ -184,8 +180,6 @@ cmd_onetime(struct opts *o, int argc, char **argv)
 	struct geli_provider *p;
 	struct attach_req r;
 	uint8_t *mkey;
-	const char *str;
-	intmax_t val;
 	uint32_t psize;
 	int error;
 
@@ -205,41 +199,9 @@ cmd_onetime(struct opts *o, int argc, char **argv)
 		r.flags |= GELI_FLAG_WO_DETACH;
 	if (opt_bool(o, 'T'))
 		r.flags |= GELI_FLAG_NODELETE;
-	str = opt_str(o, 'a');
-	if (*str != '\0') {
-		r.md.aalgo = (uint16_t)geli_str2aalgo(str);
-		if (r.md.aalgo != GELI_ALGO_NONE) {
-			r.flags |= GELI_FLAG_AUTH;
-		} else {
-			r.md.ealgo = (uint16_t)geli_str2ealgo(str);
-			if (r.md.ealgo == GELI_ALGO_NONE) {
-				req_error("Invalid authentication algorithm.");
-				return;
-			}
-			fprintf(stderr, "warning: The -e option, not the -a "
-			    "option is now used to specify encryption "
-			    "algorithm to use.\n");
-		}
-	}
-	if (r.md.ealgo == GELI_ALGO_NONE) {
-		r.md.ealgo = (uint16_t)geli_str2ealgo(opt_str(o, 'e'));
-		if (r.md.ealgo == GELI_ALGO_NONE) {
-			req_error("Invalid encryption algorithm.");
-			return;
-		}
-	}
-	val = opt_num(o, 'l');
-	r.md.keylen = (uint16_t)(val < 0 || val > 65535 ? 0 :
-	    geli_keylen(r.md.ealgo, (unsigned)val));
-	if (r.md.keylen == 0) {
-		req_error("Invalid '%s' argument.", "keylen");
+	if (parse_algorithms(o, PARAMS_ONETIME, &r.md) != 0)
 		return;
-	}
-	if (!geli_algo_available(r.md.ealgo) || ((r.flags & GELI_FLAG_AUTH) &&
-	    !geli_algo_available(r.md.aalgo))) {
-		req_error("Invalid or unsupported algorithms.");
-		return;
-	}
+	r.flags |= r.md.flags & GELI_FLAG_AUTH;
 	r.md.flags = r.flags & (GELI_FLAG_AUTH | GELI_FLAG_NODELETE |
 	    GELI_FLAG_AUTORESIZE | GELI_FLAG_ONETIME);
 	error = prov_open(argv[0], true, &p);
@@ -250,19 +212,9 @@ cmd_onetime(struct opts *o, int argc, char **argv)
 	psize = geli_provider_sectorsize(p);
 	r.md.provsize = geli_provider_mediasize(p);
 	geli_provider_close(p);
-	val = opt_num(o, 's');
-	/* onetime: any multiple of the provider's sector size (§8.2). */
-	if (val == 0) {
-		r.md.sectorsize = psize;
-	} else if (val < 0 || val > UINT32_MAX || val % psize != 0) {
-		req_error("Invalid sector size.");
+	if (parse_sectorsize(o, PARAMS_ONETIME, psize, &r.md.sectorsize) != 0)
 		return;
-	} else {
-		r.md.sectorsize = (uint32_t)val;
-		if (val > sysconf(_SC_PAGE_SIZE))
-			fprintf(stderr, "warning: Using sectorsize bigger than "
-			    "the page size!\n");
-	}
+	warn_sectorsize(o);
 	/* What the volume could not be opened with: a sector larger than
 	 * GELI_MAX_SECTORSIZE, or none that fits. */
 	error = geli_metadata_check(&r.md, r.md.provsize, psize);

@@ -18,7 +18,6 @@
 static int
 init_template(struct opts *o, struct geli_metadata *md)
 {
-	const char *str;
 	intmax_t val;
 	unsigned version;
 
@@ -47,72 +46,8 @@ init_template(struct opts *o, struct geli_metadata *md)
 	if (opt_bool(o, 'R'))
 		md->flags &= ~GELI_FLAG_AUTORESIZE;
 
-	str = opt_str(o, 'a');
-	if (*str != '\0') {
-		if (version < 1) {
-			req_error("Data authentication is supported starting from version %u.",
-			    1);
-			return -1;
-		}
-		md->aalgo = (uint16_t)geli_str2aalgo(str);
-		if (md->aalgo != GELI_ALGO_NONE) {
-			md->flags |= GELI_FLAG_AUTH;
-		} else {
-			/* Backward compatibility: -a naming a cipher. */
-			md->ealgo = (uint16_t)geli_str2ealgo(str);
-			if (md->ealgo == GELI_ALGO_NONE) {
-				req_error("Invalid authentication algorithm.");
-				return -1;
-			}
-			fprintf(stderr, "warning: The -e option, not the -a "
-			    "option is now used to specify encryption "
-			    "algorithm to use.\n");
-		}
-	}
-	if (md->ealgo == GELI_ALGO_NONE) {
-		str = opt_str(o, 'e');
-		if (*str == '\0')
-			str = version < 5 ? "aes-cbc" : "aes";
-		md->ealgo = (uint16_t)geli_str2ealgo(str);
-		if (md->ealgo == GELI_ALGO_NONE) {
-			req_error("Invalid encryption algorithm.");
-			return -1;
-		}
-	}
-	if (md->ealgo == GELI_ALGO_CAMELLIA_CBC && version < 4) {
-		req_error("Camellia-CBC algorithm is supported starting from version %u.",
-		    4);
+	if (parse_algorithms(o, PARAMS_INIT, md) != 0)
 		return -1;
-	}
-	if (md->ealgo == GELI_ALGO_AES_XTS && version < 5) {
-		req_error("AES-XTS algorithm is supported starting from version %u.",
-		    5);
-		return -1;
-	}
-	val = opt_num(o, 'l');
-	md->keylen = (uint16_t)(val < 0 || val > 65535 ? 1 :
-	    geli_keylen(md->ealgo, (unsigned)val));
-	if (val < 0 || val > 65535 || md->keylen == 0) {
-		req_error("Invalid key length.");
-		return -1;
-	}
-	if (!geli_algo_available(md->ealgo) ||
-	    ((md->flags & GELI_FLAG_AUTH) && !geli_algo_available(md->aalgo))) {
-		req_error("The %s algorithm is not available in this OpenSSL.",
-		    geli_algo_name((md->flags & GELI_FLAG_AUTH) &&
-		    !geli_algo_available(md->aalgo) ? md->aalgo : md->ealgo));
-		return -1;
-	}
-	/* Current FreeBSD refuses these; we write them for old systems. */
-	if (geli_algo_is_legacy(md->ealgo))
-		fprintf(stderr, "warning: The %s encryption algorithm is "
-		    "deprecated; current FreeBSD cannot attach this provider.\n",
-		    geli_algo_name(md->ealgo));
-	if ((md->flags & GELI_FLAG_AUTH) && geli_algo_is_legacy(md->aalgo))
-		fprintf(stderr, "warning: The %s authentication algorithm is "
-		    "deprecated; current FreeBSD cannot attach this provider.\n",
-		    geli_algo_name(md->aalgo));
-
 	val = opt_num(o, 'i');
 	if (val != -1 && opt_bool(o, 'P')) {
 		req_error("Options -i and -P are mutually exclusive.");
@@ -123,10 +58,7 @@ init_template(struct opts *o, struct geli_metadata *md)
 		return -1;
 	}
 	md->iterations = (int32_t)val;
-	val = opt_num(o, 's');
-	if (val > sysconf(_SC_PAGE_SIZE))
-		fprintf(stderr,
-		    "warning: Using sectorsize bigger than the page size!\n");
+	warn_sectorsize(o);
 	md->keys = 0x01;
 	return 0;
 }
@@ -195,7 +127,6 @@ init_one(struct opts *o, struct keysrc *ks, struct geli_metadata *md,
 	uint8_t *ukey = NULL;
 	char *backfile = NULL;
 	uint32_t psize;
-	intmax_t val;
 	bool backed_up = false;
 	int error;
 
@@ -213,16 +144,8 @@ init_one(struct opts *o, struct keysrc *ks, struct geli_metadata *md,
 	}
 	psize = geli_provider_sectorsize(p);
 	md->provsize = geli_provider_mediasize(p);
-	val = opt_num(o, 's');
-	if (val == 0) {
-		md->sectorsize = psize;
-	} else if (val < 0 || val > UINT32_MAX || val % psize != 0 ||
-	    (val & (val - 1)) != 0) {
-		req_error("Invalid sector size.");
+	if (parse_sectorsize(o, PARAMS_INIT, psize, &md->sectorsize) != 0)
 		goto out;
-	} else {
-		md->sectorsize = (uint32_t)val;
-	}
 	/* At least one GELI sector besides the metadata (not checked by FreeBSD). */
 	if (geli_eli_mediasize(md, md->provsize, psize, false) == 0) {
 		req_error("Provider %s is too small: %ju bytes.", prov,

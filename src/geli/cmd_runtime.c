@@ -122,23 +122,15 @@ cmd_resume(struct opts *o, int argc, char **argv)
 	if (mdsrc_open_provider(&src, served_provider(argv[0], name, prov,
 	    sizeof(prov)), false, &md) != 0)
 		return;
-	if (md.provsize != geli_provider_mediasize(src.prov)) {
-		mdsrc_close(&src);
-		req_error("Provider size mismatch.");
-		return;
-	}
 	/*
 	 * The kernel's checks before it decrypts a slot (g_eli_ctl_resume),
-	 * made before the user key: only md_keys and the slots' cipher
-	 * matter, the device keeps the rest of what it was attached with.
+	 * made before the user key: the size, then only md_keys and the
+	 * slots' cipher; the device keeps the rest of what it was attached
+	 * with.
 	 */
-	error = geli_metadata_check(&md, 0, geli_provider_sectorsize(src.prov));
+	error = geli_unlock_check(src.prov, &md, -1, GELI_UNLOCK_SLOTS);
 	mdsrc_close(&src);
 	a.prov = argv[0];
-	if (md.keys == 0)
-		error = -GELI_ENOKEYS;
-	else if (error != -GELI_EEALGO && error != -GELI_EKEYLEN)
-		error = 0;
 	if (error != 0) {
 		req_msg(OP_RESUME, GELI_STEP_NONE, error, &a);
 		geli_wipe(&md, sizeof(md));

@@ -10,6 +10,7 @@ setkey_detached(struct opts *o, struct mdsrc *src, struct geli_metadata *md)
 {
 	struct msg_args a = { .prov = src->name };
 	struct geli_metadata nmd;
+	struct geli_keymat km;
 	struct keysrc *ks = NULL;
 	uint8_t *ukey, *mkey;
 	intmax_t val;
@@ -21,29 +22,21 @@ setkey_detached(struct opts *o, struct mdsrc *src, struct geli_metadata *md)
 		req_error("Cannot allocate memory.");
 		goto out;
 	}
-	if (md->keys == 0) {
-		req_msg(OP_SETKEY, GELI_STEP_NONE, -GELI_ENOKEYS, &a);
-		goto out;
-	}
 	/*
-	 * FreeBSD's setkey looks at nothing else before the slots: a cipher
-	 * they cannot be decrypted with fails after the user key was made.
-	 * Here it fails before (a hostile record may ask for any number of
-	 * iterations), with the same words.
+	 * FreeBSD's setkey looks at nothing but the slots: a cipher they
+	 * cannot be decrypted with fails after the user key was made.  Here
+	 * it fails before (a hostile record may ask for any number of
+	 * iterations), with the same words.  The old key opens any slot.
 	 */
-	error = geli_metadata_check(md, 0, src->prov != NULL ?
-	    geli_provider_sectorsize(src->prov) : 512);
-	if (error == -GELI_EEALGO || error == -GELI_EKEYLEN) {
-		req_msg(OP_SETKEY, GELI_STEP_READ, error, &a);
+	error = geli_unlock_check(NULL, md, -1, GELI_UNLOCK_SLOTS);
+	if (error == 0 && (keysrc_new(o, false, &ks) != 0 ||
+	    keysrc_keymat(ks, md, &km) != 0))
 		goto out;
-	}
-	/* The old key opens any slot. */
-	if (keysrc_new(o, false, &ks) != 0 || keysrc_ukey(ks, md, ukey) != 0)
-		goto out;
+	if (error == 0)
+		error = geli_unlock(NULL, md, &km, -1, GELI_UNLOCK_SLOTS, mkey,
+		    &nkey);
 	keysrc_free(ks);
 	ks = NULL;
-	error = geli_mkey_decrypt(md, ukey, -1, mkey, &nkey);
-	geli_wipe(ukey, GELI_USERKEYLEN);
 	if (error != 0) {
 		req_msg(OP_SETKEY, GELI_STEP_READ, error, &a);
 		goto out;

@@ -29,6 +29,7 @@ struct keysrc {
 	const char *const *passfiles;
 	int npassfiles;
 	struct geli_ukey_ctx *ctx;
+	unsigned nkeyfiles;
 	char *pass;		/* secure; cached for further providers */
 	bool cached;
 	uint8_t *buf;		/* secure read buffer */
@@ -90,6 +91,7 @@ keysrc_new(struct opts *o, bool isnew, struct keysrc **out)
 		keysrc_free(ks);
 		return -1;
 	}
+	ks->nkeyfiles = (unsigned)nkeyfiles;
 	if (nkeyfiles == 0 && ks->nopass) {
 		req_error("No key components given.");
 		keysrc_free(ks);
@@ -240,18 +242,18 @@ prompt_passphrase(struct keysrc *ks)
 }
 
 int
-keysrc_ukey(struct keysrc *ks, struct geli_metadata *md, uint8_t *ukey)
+keysrc_keymat(struct keysrc *ks, const struct geli_metadata *md,
+    struct geli_keymat *km)
 {
-	int error, it;
-
+	*km = (struct geli_keymat){ .keyfiles = ks->ctx,
+	    .nkeyfiles = ks->nkeyfiles };
 	if (ks->nopass) {
 		if (ks->npassfiles > 0) {
 			req_error("Options -%c and -%c are mutually exclusive.",
 			    ks->isnew ? 'J' : 'j', ks->isnew ? 'P' : 'p');
 			return -1;
 		}
-		error = geli_ukey_final(ks->ctx, md, NULL, 0, ukey);
-		goto done;
+		return 0;
 	}
 	if (!ks->isnew && md->iterations == -1) {
 		req_error("Missing -p flag.");
@@ -266,8 +268,24 @@ keysrc_ukey(struct keysrc *ks, struct geli_metadata *md, uint8_t *ukey)
 		}
 		ks->cached = true;
 	}
+	if (md->iterations > SLOW_ITERATIONS)
+		warnmsg("Deriving the key from the passphrase (%d iterations); "
+		    "this may take a while.", (int)md->iterations);
+	km->passphrase = ks->pass;
+	km->passlen = strlen(ks->pass);
+	return 0;
+}
+
+int
+keysrc_ukey(struct keysrc *ks, struct geli_metadata *md, uint8_t *ukey)
+{
+	struct geli_keymat km;
+	int error, it;
+
+	if (keysrc_keymat(ks, md, &km) != 0)
+		return -1;
 	/* -1 means "choose a sane value for me": about 2 s of CPU (§4.4). */
-	if (md->iterations == -1) {
+	if (km.passphrase != NULL && md->iterations == -1) {
 		if (verbose)
 			printf("Calculating number of iterations...\n");
 		it = geli_pbkdf2_calibrate(2000000);
@@ -280,11 +298,7 @@ keysrc_ukey(struct keysrc *ks, struct geli_metadata *md, uint8_t *ukey)
 		if (verbose)
 			printf("Done, using %d iterations.\n", it);
 	}
-	if (md->iterations > SLOW_ITERATIONS)
-		warnmsg("Deriving the key from the passphrase (%d iterations); "
-		    "this may take a while.", (int)md->iterations);
-	error = geli_ukey_final(ks->ctx, md, ks->pass, strlen(ks->pass), ukey);
-done:
+	error = geli_ukey_final(ks->ctx, md, km.passphrase, km.passlen, ukey);
 	if (error != 0) {
 		req_error("Cannot generate key: %s.", strerror(-error));
 		return -1;

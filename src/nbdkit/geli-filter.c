@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "filter.h"
 #include "geli.h"
 #include "msg.h"
 
@@ -33,7 +34,7 @@ static char *password;		/* secure memory; NULL: none given */
 static char **keyfiles;
 static size_t nkeyfiles;
 static int keyno = -1;		/* -1: every slot in turn */
-static bool readonly;
+bool readonly;
 static unsigned workers = 1;	/* the volume's threads, the caller included */
 static uint32_t psize;		/* the provider's sector size; 0: ask */
 static char *provname;		/* the plugin's file=, for messages */
@@ -41,17 +42,10 @@ static int thread_model = NBDKIT_THREAD_MODEL_PARALLEL;
 
 /* ---- The served volume (.after_fork to .cleanup) ----------------------- */
 
-static nbdkit_next *below;	/* the shared context into the plugin */
-static struct geli_volume *vol;
-static uint8_t *zeros;		/* ZERO_CHUNK bytes of zeros for .zero */
-/* A plugin that is not fully parallel gets one call at a time from us:
- * the shared context is one handle, whatever the connections. */
-static bool serial;
-static pthread_mutex_t serial_lock = PTHREAD_MUTEX_INITIALIZER;
+nbdkit_next *below;	/* the shared context into the plugin */
+struct geli_volume *vol;
 
-#define ZERO_CHUNK	(1u << 20)
-
-static const char *
+const char *
 prov(void)
 {
 	return provname != NULL ? provname : "the export";
@@ -172,88 +166,6 @@ geli_get_ready(int model)
 	return 0;
 }
 
-/* ---- The provider below, as libgeli sees it ---------------------------- */
-
-static void
-below_enter(void)
-{
-	if (serial)
-		pthread_mutex_lock(&serial_lock);
-}
-
-static void
-below_leave(void)
-{
-	if (serial)
-		pthread_mutex_unlock(&serial_lock);
-}
-
-/* One NBD request carries at most 4 GiB; the volume asks for less. */
-static int
-below_io(void *opaque, void *buf, size_t len, uint64_t off, bool write)
-{
-	nbdkit_next *n = opaque;
-	int err = 0, r;
-
-	if (len > UINT32_MAX)
-		return -EINVAL;
-	below_enter();
-	r = write ? n->pwrite(n, buf, (uint32_t)len, off, 0, &err) :
-	    n->pread(n, buf, (uint32_t)len, off, 0, &err);
-	below_leave();
-	return r == -1 ? -(err != 0 ? err : EIO) : 0;
-}
-
-static int
-below_pread(void *opaque, void *buf, size_t len, uint64_t off)
-{
-	return below_io(opaque, buf, len, off, false);
-}
-
-static int
-below_pwrite(void *opaque, const void *buf, size_t len, uint64_t off)
-{
-	return below_io(opaque, (void *)(uintptr_t)buf, len, off, true);
-}
-
-static int
-below_flush(void *opaque)
-{
-	nbdkit_next *n = opaque;
-	int err = 0, r;
-
-	if (n->can_flush(n) != 1)
-		return 0;
-	below_enter();
-	r = n->flush(n, 0, &err);
-	below_leave();
-	return r == -1 ? -(err != 0 ? err : EIO) : 0;
-}
-
-static int
-below_discard(void *opaque, uint64_t off, uint64_t len)
-{
-	nbdkit_next *n = opaque;
-	int err = 0, r;
-
-	if (n->can_trim(n) != 1)
-		return -EOPNOTSUPP;
-	if (len > UINT32_MAX)
-		return -EINVAL;
-	below_enter();
-	r = n->trim(n, (uint32_t)len, off, 0, &err);
-	below_leave();
-	return r == -1 ? -(err != 0 ? err : EIO) : 0;
-}
-
-static const struct geli_provider_ops below_rw = {
-	.pread = below_pread, .pwrite = below_pwrite, .flush = below_flush,
-	.discard = below_discard,
-};
-static const struct geli_provider_ops below_ro = {
-	.pread = below_pread, .flush = below_flush,
-};
-
 /* ---- Keys --------------------------------------------------------------- */
 
 /* The keyfiles' bytes into ctx, read in locked memory. */
@@ -276,57 +188,47 @@ read_keyfiles(struct geli_ukey_ctx *ctx)
 }
 
 /*
- * The Master Key of md into mkey, from the keyfiles and the passphrase:
- * a volume made without a passphrase (iterations -1) takes none.
+ * The Master Key of md on p into mkey (geli_unlock), from the keyfiles and
+ * the passphrase: a volume made without a passphrase (iterations -1) takes
+ * none.
  */
 static int
-master_key(const struct geli_metadata *md, uint8_t *mkey)
+master_key(struct geli_provider *p, const struct geli_metadata *md,
+    uint8_t *mkey)
 {
 	struct geli_ukey_ctx *ctx = NULL;
-	uint8_t *ukey = geli_secure_alloc(GELI_USERKEYLEN);
 	bool pass = md->iterations != -1;
 	int error, used;
 
-	if (ukey == NULL || geli_ukey_new(&ctx) != 0) {
-		nbdkit_error("Cannot allocate memory.");
-		error = -1;
-		goto out;
-	}
 	if (pass && password == NULL) {
 		nbdkit_error("%s needs a passphrase: give password=...",
 		    prov());
-		error = -1;
-		goto out;
+		return -1;
 	}
-	if (!pass && nkeyfiles == 0) {
+	if (geli_ukey_new(&ctx) != 0) {
+		nbdkit_error("Cannot allocate memory.");
+		return -1;
+	}
+	if (read_keyfiles(ctx) != 0) {
+		geli_ukey_free(ctx);
+		return -1;
+	}
+	struct geli_keymat km = { .keyfiles = ctx,
+	    .nkeyfiles = (unsigned)nkeyfiles,
+	    .passphrase = pass ? password : NULL,
+	    .passlen = pass ? strlen(password) : 0 };
+	error = geli_unlock(p, md, &km, keyno, 0, mkey, &used);
+	geli_ukey_free(ctx);
+	if (error == -GELI_ENOKEYMAT)
 		nbdkit_error("%s has no passphrase: give keyfile=...", prov());
-		error = -1;
-		goto out;
-	}
-	if ((error = read_keyfiles(ctx)) != 0)
-		goto out;
-	error = geli_ukey_final(ctx, md, pass ? password : NULL,
-	    pass ? strlen(password) : 0, ukey);
-	if (error != 0) {
-		nbdkit_error("Cannot generate key: %s.", strerror(-error));
-		error = -1;
-		goto out;
-	}
-	error = geli_mkey_decrypt(md, ukey, keyno, mkey, &used);
-	if (error == -GELI_EWRONGKEY) {
+	else if (error == -GELI_EWRONGKEY)
 		geli_msg(OP_ATTACH, error);
-		error = -1;
-	} else if (error != 0) {
+	else if (error != 0)
 		nbdkit_error("Cannot decrypt Master Key for %s (error=%d).",
 		    prov(), -error);
-		error = -1;
-	} else {
+	else
 		nbdkit_debug("geli: %s opened with key %d", prov(), used);
-	}
-out:
-	geli_ukey_free(ctx);
-	geli_secure_free(ukey);
-	return error;
+	return error == 0 ? 0 : -1;
 }
 
 /* ---- The volume --------------------------------------------------------- */
@@ -374,11 +276,8 @@ open_volume(void)
 		    GELI_STEP_NONE, r, false, &a));
 		goto out;
 	}
-	/* attach's checks, before any work with keys (§9.2, §8.2). */
-	r = md.provsize != (uint64_t)size ? -GELI_ESIZE :
-	    md.keys == 0 ? -GELI_ENOKEYS :
-	    geli_metadata_check(&md, (uint64_t)size,
-	    geli_provider_sectorsize(p));
+	/* attach's refusals, before any work with keys (§9.2, §8.2). */
+	r = geli_unlock_check(p, &md, keyno, 0);
 	if (r != 0) {
 		geli_msg(OP_ATTACH, r);
 		goto out;
@@ -388,7 +287,7 @@ open_volume(void)
 		nbdkit_error("Cannot allocate memory.");
 		goto out;
 	}
-	if (master_key(&md, mkey) != 0)
+	if (master_key(p, &md, mkey) != 0)
 		goto out;
 	r = geli_volume_open(p, &md, mkey, rw ? 0 : GELI_VOLUME_READONLY,
 	    serial ? 1 : workers, &vol);
@@ -433,13 +332,9 @@ geli_after_fork(nbdkit_backend *backend)
 		password = p;
 	}
 	serial = thread_model != NBDKIT_THREAD_MODEL_PARALLEL;
-	zeros = calloc(1, ZERO_CHUNK);
 	below = nbdkit_next_context_open(backend, readonly, "", 1);
-	if (zeros == NULL || below == NULL) {
-		if (zeros == NULL)
-			nbdkit_error("Cannot allocate memory.");
+	if (below == NULL)
 		return -1;
-	}
 	if (below->prepare(below) == -1)
 		return -1;
 	error = open_volume();
@@ -460,8 +355,6 @@ geli_cleanup(nbdkit_backend *backend)
 		nbdkit_next_context_close(below);
 		below = NULL;
 	}
-	free(zeros);
-	zeros = NULL;
 }
 
 static void
@@ -479,248 +372,6 @@ static int
 geli_thread_model(void)
 {
 	return NBDKIT_THREAD_MODEL_PARALLEL;
-}
-
-/* ---- Connections: everything goes to the shared volume ----------------- */
-
-static int handle_marker;
-
-static void *
-geli_open(nbdkit_next_open *next, nbdkit_context *context, int ro,
-    const char *exportname, int is_tls)
-{
-	(void)next;
-	(void)context;
-	(void)ro;
-	(void)exportname;
-	(void)is_tls;
-	if (vol == NULL) {
-		nbdkit_error("%s is not open", prov());
-		return NULL;
-	}
-	return &handle_marker;
-}
-
-static int64_t
-geli_get_size(nbdkit_next *next, void *handle)
-{
-	(void)next;
-	(void)handle;
-	return (int64_t)geli_volume_size(vol);
-}
-
-static const char *
-geli_export_description(nbdkit_next *next, void *handle)
-{
-	(void)next;
-	(void)handle;
-	return NULL;
-}
-
-static int
-geli_block_size(nbdkit_next *next, void *handle, uint32_t *minimum,
-    uint32_t *preferred, uint32_t *maximum)
-{
-	(void)next;
-	(void)handle;
-	/* Any offset works (partial sectors are read, merged and written
-	 * back); whole GELI sectors save that. */
-	*minimum = 1;
-	*preferred = geli_volume_sectorsize(vol);
-	*maximum = 0xffffffff;
-	return 0;
-}
-
-static int
-geli_can_write(nbdkit_next *next, void *handle)
-{
-	(void)next;
-	(void)handle;
-	return !readonly && below->can_write(below) == 1;
-}
-
-static int
-geli_can_flush(nbdkit_next *next, void *handle)
-{
-	(void)next;
-	(void)handle;
-	return below->can_flush(below);
-}
-
-static int
-geli_is_rotational(nbdkit_next *next, void *handle)
-{
-	(void)next;
-	(void)handle;
-	return below->is_rotational(below);
-}
-
-static int
-geli_can_trim(nbdkit_next *next, void *handle)
-{
-	(void)next;
-	(void)handle;
-	return geli_can_write(NULL, NULL) == 1 &&
-	    geli_volume_can_discard(vol) && below->can_trim(below) == 1;
-}
-
-static int
-geli_can_zero(nbdkit_next *next, void *handle)
-{
-	(void)next;
-	(void)handle;
-	return NBDKIT_ZERO_EMULATE;	/* zeros encrypted and written */
-}
-
-static int
-geli_can_fast_zero(nbdkit_next *next, void *handle)
-{
-	(void)next;
-	(void)handle;
-	return 0;
-}
-
-static int
-geli_can_extents(nbdkit_next *next, void *handle)
-{
-	(void)next;
-	(void)handle;
-	return 0;
-}
-
-static int
-geli_can_fua(nbdkit_next *next, void *handle)
-{
-	(void)next;
-	(void)handle;
-	/* FUA is the write, then a flush of the plugin below. */
-	return below->can_flush(below) == 1 ? NBDKIT_FUA_NATIVE :
-	    NBDKIT_FUA_NONE;
-}
-
-static int
-geli_can_multi_conn(nbdkit_next *next, void *handle)
-{
-	(void)next;
-	(void)handle;
-	/* One volume for all connections: a flush covers every write. */
-	return below->can_multi_conn(below);
-}
-
-static int
-geli_can_cache(nbdkit_next *next, void *handle)
-{
-	(void)next;
-	(void)handle;
-	return NBDKIT_CACHE_NONE;
-}
-
-/* A library code as an NBD error: an integrity failure is an I/O error. */
-static int
-io_error(int code, const char *what, uint32_t count, uint64_t offset,
-    int *err)
-{
-	if (code == -EBADMSG)
-		nbdkit_error("%s: %s failed authentication (offset=%" PRIu64
-		    ", length=%" PRIu32 ")", prov(), what, offset, count);
-	*err = code == -EBADMSG ? EIO : -code;
-	return -1;
-}
-
-static int
-flush_if_fua(uint32_t flags, int *err)
-{
-	int r;
-
-	if (!(flags & NBDKIT_FLAG_FUA))
-		return 0;
-	r = geli_volume_flush(vol);
-	return r == 0 ? 0 : io_error(r, "flush", 0, 0, err);
-}
-
-static int
-geli_pread(nbdkit_next *next, void *handle, void *buf, uint32_t count,
-    uint64_t offset, uint32_t flags, int *err)
-{
-	ssize_t r;
-
-	(void)next;
-	(void)handle;
-	(void)flags;
-	r = geli_volume_read(vol, buf, count, offset);
-	if (r < 0)
-		return io_error((int)r, "read", count, offset, err);
-	if ((size_t)r != count) {
-		*err = EIO;
-		return -1;
-	}
-	return 0;
-}
-
-static int
-geli_pwrite(nbdkit_next *next, void *handle, const void *buf, uint32_t count,
-    uint64_t offset, uint32_t flags, int *err)
-{
-	ssize_t r;
-
-	(void)next;
-	(void)handle;
-	r = geli_volume_write(vol, buf, count, offset);
-	if (r < 0)
-		return io_error((int)r, "write", count, offset, err);
-	if ((size_t)r != count) {
-		*err = ENOSPC;
-		return -1;
-	}
-	return flush_if_fua(flags, err);
-}
-
-static int
-geli_flush(nbdkit_next *next, void *handle, uint32_t flags, int *err)
-{
-	int r;
-
-	(void)next;
-	(void)handle;
-	(void)flags;
-	r = geli_volume_flush(vol);
-	return r == 0 ? 0 : io_error(r, "flush", 0, 0, err);
-}
-
-static int
-geli_trim(nbdkit_next *next, void *handle, uint32_t count, uint64_t offset,
-    uint32_t flags, int *err)
-{
-	int r;
-
-	(void)next;
-	(void)handle;
-	r = geli_volume_discard(vol, offset, count);
-	if (r != 0)
-		return io_error(r, "trim", count, offset, err);
-	return flush_if_fua(flags, err);
-}
-
-static int
-geli_zero(nbdkit_next *next, void *handle, uint32_t count, uint64_t offset,
-    uint32_t flags, int *err)
-{
-	(void)next;
-	(void)handle;
-	while (count > 0) {
-		uint32_t n = count < ZERO_CHUNK ? count : ZERO_CHUNK;
-		ssize_t r = geli_volume_write(vol, zeros, n, offset);
-
-		if (r < 0)
-			return io_error((int)r, "zero", n, offset, err);
-		if ((size_t)r != n) {
-			*err = ENOSPC;
-			return -1;
-		}
-		count -= n;
-		offset += n;
-	}
-	return flush_if_fua(flags, err);
 }
 
 static struct nbdkit_filter filter = {

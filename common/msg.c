@@ -165,8 +165,9 @@ static const struct row rows[] = {
 	{ OP_ATTACH, ANY_STEP, -GELI_ESECTORSIZE, "Invalid sector size.", NULL },
 	{ OP_ATTACH, ANY_STEP, -GELI_ENOROOM, "Provider {prov} is too small.",
 	  NULL },
+	/* Whatever else geli_unlock met on its way to the Master Key. */
 	{ OP_ATTACH, ANY_STEP, ANY_CODE,
-	  "Cannot read metadata from {prov}: {err}.", NULL },
+	  "Cannot decrypt Master Key for {prov} (error={errno}).", NULL },
 
 	/* Any operation. */
 	{ OP_ANY, ANY_STEP, -GELI_EWRONGKEY, "Wrong key for {prov}.", NULL },

@@ -19,7 +19,7 @@ enum msg_op {
 	OP_READ,	/* reading a provider's or backup's metadata */
 	OP_SETKEY, OP_DELKEY, OP_CONFIGURE, OP_KILL, OP_RESIZE, OP_BACKUP,
 	OP_RESTORE, OP_CLEAR, OP_SUSPEND, OP_RESUME, OP_DETACH,
-	OP_ATTACH,	/* attach's checks of the metadata (§9.2) */
+	OP_ATTACH,	/* attach's unlock: refusals, wrong key (§9.2) */
 	OP_ANY		/* table rows only: any operation */
 };
 

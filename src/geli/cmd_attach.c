@@ -122,13 +122,8 @@ attach_one(struct opts *o, struct keysrc *ks, const char *prov)
 		goto out;
 	}
 	error = geli_unlock(src.prov, &r.md, &km, keyno, 0, mkey, &used);
-	if (error == -GELI_EWRONGKEY || error == -GELI_ENOKEYMAT ||
-	    error == -GELI_ENOPASSPHRASE) {
+	if (error != 0) {
 		req_msg(OP_ATTACH, GELI_STEP_NONE, error, &a);
-		goto out;
-	} else if (error != 0) {
-		req_error("Cannot decrypt Master Key for %s (error=%d).", prov,
-		    -error);
 		goto out;
 	}
 	if (opt_bool(o, 'C'))

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "keyfiles.h"
 
 #define PASSBUF (GELI_MAX_PASSLEN + 1)
 #define READBUF 1024
@@ -35,39 +36,12 @@ struct keysrc {
 	uint8_t *buf;		/* secure read buffer */
 };
 
-static int
-read_keyfiles(struct keysrc *ks, const char *const *files, int n)
-{
-	int fd, error;
-
-	for (int i = 0; i < n; i++) {
-		if (strcmp(files[i], "-") == 0) {
-			fd = STDIN_FILENO;
-		} else {
-			fd = open(files[i], O_RDONLY | O_CLOEXEC);
-			if (fd < 0) {
-				req_error("Cannot open keyfile %s: %s.",
-				    files[i], strerror(errno));
-				return -1;
-			}
-		}
-		error = geli_ukey_update_fd(ks->ctx, fd);
-		if (fd != STDIN_FILENO)
-			close(fd);
-		if (error != 0) {
-			req_error("Cannot read keyfile %s: %s.", files[i],
-			    strerror(-error));
-			return -1;
-		}
-	}
-	return n;
-}
-
 int
 keysrc_new(struct opts *o, bool isnew, struct keysrc **out)
 {
 	const char *const *keyfiles;
 	struct keysrc *ks;
+	char msg[4200];
 	int nkeyfiles;
 
 	ks = calloc(1, sizeof(*ks));
@@ -87,7 +61,9 @@ keysrc_new(struct opts *o, bool isnew, struct keysrc **out)
 		keysrc_free(ks);
 		return -1;
 	}
-	if (read_keyfiles(ks, keyfiles, nkeyfiles) < 0) {
+	if (keyfiles_read(ks->ctx, keyfiles, (size_t)nkeyfiles, msg,
+	    sizeof(msg)) != 0) {
+		req_error("%s", msg);
 		keysrc_free(ks);
 		return -1;
 	}

@@ -15,17 +15,16 @@
 #include <nbdkit-filter.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "filter.h"
 #include "geli.h"
+#include "keyfiles.h"
 #include "msg.h"
 
 /* ---- Parameters (.config): nothing but names and counts before the fork - */
@@ -168,25 +167,6 @@ geli_get_ready(int model)
 
 /* ---- Keys --------------------------------------------------------------- */
 
-/* The keyfiles' bytes into ctx, read in locked memory. */
-static int
-read_keyfiles(struct geli_ukey_ctx *ctx)
-{
-	int error = 0;
-
-	for (size_t i = 0; i < nkeyfiles && error == 0; i++) {
-		int fd = open(keyfiles[i], O_RDONLY | O_CLOEXEC);
-
-		error = fd < 0 ? -errno : geli_ukey_update_fd(ctx, fd);
-		if (fd >= 0)
-			close(fd);
-		if (error != 0)
-			nbdkit_error("Cannot read keyfile %s: %s.",
-			    keyfiles[i], strerror(-error));
-	}
-	return error == 0 ? 0 : -1;
-}
-
 /*
  * The Master Key of md on p into mkey (geli_unlock), from the keyfiles and
  * the passphrase: a volume made without a passphrase (iterations -1) takes
@@ -197,6 +177,7 @@ master_key(struct geli_provider *p, const struct geli_metadata *md,
     uint8_t *mkey)
 {
 	struct geli_ukey_ctx *ctx = NULL;
+	char msg[4200];
 	bool pass = md->iterations != -1;
 	int error, used;
 
@@ -209,7 +190,9 @@ master_key(struct geli_provider *p, const struct geli_metadata *md,
 		nbdkit_error("Cannot allocate memory.");
 		return -1;
 	}
-	if (read_keyfiles(ctx) != 0) {
+	if (keyfiles_read(ctx, (const char *const *)keyfiles, nkeyfiles, msg,
+	    sizeof(msg)) != 0) {
+		nbdkit_error("%s", msg);
 		geli_ukey_free(ctx);
 		return -1;
 	}
@@ -221,11 +204,8 @@ master_key(struct geli_provider *p, const struct geli_metadata *md,
 	geli_ukey_free(ctx);
 	if (error == -GELI_ENOKEYMAT)
 		nbdkit_error("%s has no passphrase: give keyfile=...", prov());
-	else if (error == -GELI_EWRONGKEY)
-		geli_msg(OP_ATTACH, error);
 	else if (error != 0)
-		nbdkit_error("Cannot decrypt Master Key for %s (error=%d).",
-		    prov(), -error);
+		geli_msg(OP_ATTACH, error);
 	else
 		nbdkit_debug("geli: %s opened with key %d", prov(), used);
 	return error == 0 ? 0 : -1;

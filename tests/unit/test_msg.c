@@ -101,6 +101,19 @@ main(void)
 	    "Invalid sector size.");
 	is(OP_ATTACH, GELI_STEP_NONE, -GELI_ENOROOM, false,
 	    "Provider ada0 is too small.");
+	/* geli_unlock's other failures, and its key material. */
+	is(OP_ATTACH, GELI_STEP_NONE, -ENOMEM, false,
+	    "Cannot decrypt Master Key for ada0 (error=12).");
+	is(OP_ATTACH, GELI_STEP_NONE, -GELI_EWRONGKEY, false,
+	    "Wrong key for ada0.");
+	is(OP_ATTACH, GELI_STEP_NONE, -GELI_ENOKEYMAT, false,
+	    "No key components given.");
+	is(OP_ATTACH, GELI_STEP_NONE, -GELI_ENOPASSPHRASE, false,
+	    "Missing -p flag.");
+	is(OP_ATTACH, GELI_STEP_NONE, -GELI_ESIZE, false,
+	    "Provider size mismatch.");
+	is(OP_RESUME, GELI_STEP_NONE, -GELI_ESIZE, false,
+	    "Provider size mismatch.");
 	is(OP_SETKEY, GELI_STEP_READ, -GELI_EEALGO, false,
 	    "Cannot decrypt Master Key: Invalid argument.");
 	is(OP_SETKEY, GELI_STEP_READ, -GELI_EKEYLEN, false,

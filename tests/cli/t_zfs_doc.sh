@@ -13,7 +13,7 @@ TOP=$(cd "$GELI_TESTS/.." && pwd)
 DOC=$TOP/docs/zfs-on-geli.md
 ROOT=$T/root                    # stands for /
 ALT=$T/alt                      # pools mount under it
-mkdir -p "$ROOT/root" "$ROOT/dev" "$ROOT/etc/default" "$ROOT/etc/zfs" \
+mkdir -p "$ROOT/root" "$ROOT/dev" "$ROOT/etc/default" "$ROOT/etc/zfs" "$ROOT/var/backups" \
 	"$ROOT/etc/systemd/system" "$ROOT/usr/local/sbin" "$ALT"
 export GELI_BOOT_CONF=$ROOT/etc/default/geli
 export PATH="$(dirname "$GELI"):$ROOT/usr/local/sbin:$PATH"
@@ -24,14 +24,16 @@ passfile "$ROOT/root/tank.pass" "tank passphrase"
 # The document's paths, made this test's: /dev/sdX, /root, /etc, /usr/local
 # under $ROOT, /run/geli as $GELI_RUNDIR, systemctl on $ROOT, pools mounted
 # under $ALT (zpool create -m; zfs-fuse's -R mounts every pool on the altroot
-# itself), and a short PBKDF2 for geli init with a passphrase (its default
+# itself), geli init's metadata backups (by default in /var/backups) under
+# $ROOT, and a short PBKDF2 for geli init with a passphrase (its default
 # calibration costs seconds per provider).
 localize() {
 	sed -e "s#\(^\|[ =>\"']\)/\(root/\|etc/\|usr/local/\|dev/sd\)#\1$ROOT/\2#g" \
 		-e "s#/run/geli#$GELI_RUNDIR#g" \
 		-e "s#systemctl #systemctl --root=$ROOT #" \
 		-e "s#zpool create \(\(-O [^ ]* \)*\)\([a-z]*\) #zpool create \1-m $ALT/\3 \3 #" \
-		-e "/ -P /!s#geli init #geli init -i 1000 #"
+		-e "/ -P /!s#geli init #geli init -i 1000 #" \
+		-e "s#geli init #geli init -B $ROOT/var/backups/PROV.eli #"
 }
 # The lines of the ```sh block after the tag <!-- run: NAME -->.
 block() {

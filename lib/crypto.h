@@ -22,6 +22,33 @@
 struct gc_ops;
 const struct gc_ops *gc_current(void);
 
+/*
+ * Generic names: what a cipher or hash is, not what GELI numbers it
+ * (lib/algs.h maps GELI's algorithm numbers to these).  Each backend maps
+ * them to its own library's names in one place.
+ */
+enum gc_cipher {
+	GC_NONE,	/* no cipher: a copy, no key, no IV; never reaches a backend */
+	GC_AES,		/* 16-byte blocks, 16/24/32-byte keys */
+	GC_CAMELLIA,	/* 16-byte blocks, 16/24/32-byte keys */
+	GC_BLOWFISH,	/* 8-byte blocks, 4..56-byte keys */
+	GC_3DES,	/* DES-EDE3: 8-byte blocks, 24-byte keys */
+};
+
+enum gc_mode {
+	GC_CBC,		/* no padding: a unit is a whole number of blocks */
+	GC_XTS,		/* IEEE 1619: key = data key || tweak key, IV = the tweak */
+};
+
+enum gc_hash {		/* 0: none */
+	GC_MD5 = 1,
+	GC_SHA1,
+	GC_RMD160,
+	GC_SHA256,
+	GC_SHA384,
+	GC_SHA512,
+};
+
 /* Random bytes from the library's CSPRNG; key: long-term key material
  * (libgcrypt's very strong level, OpenSSL's private generator). */
 int gc_random(void *buf, size_t len, bool key);

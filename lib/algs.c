@@ -147,5 +147,11 @@ geli_algo_is_legacy(unsigned algo)
 bool
 geli_algo_available(unsigned algo)
 {
-	return gc_available(algo) != 0;
+	const struct geli_alg *a = find(algo);
+
+	if (a == NULL)
+		return false;
+	if (a->hmac)
+		return gc_hash_available(a->hash);
+	return gc_cipher_available(a->cipher, a->mode, a->keydef);
 }

@@ -9,25 +9,21 @@ int
 sector_crypt(struct sector_ctx *c, uint64_t off, const uint8_t *in,
     uint8_t *out, size_t len, int enc)
 {
-	struct gc_sector_cipher *cipher;
+	const struct sector_geom *g = c->g;
+	struct gc_cipher_ctx *cipher;
 	struct gc_sha256_prefixed *ivh;
 	uint8_t iv[32], off8[8];
 	int error = 0;
 
-	if (c->g->ealgo == GELI_ALGO_NULL) {
-		if (out != in)
-			memcpy(out, in, len);
-		return 0;
-	}
 	cipher = sector_ctx_cipher(c, keys_number(c->keys, off), &error);
 	if (cipher == NULL)
 		return error;
 	/* v<4 used the host's byte order: the same bytes on little-endian. */
 	le64enc(off8, off);
-	if (c->g->ealgo == GELI_ALGO_AES_XTS) {
+	if (g->mode == GC_XTS) {
 		memset(iv, 0, 16);
 		memcpy(iv, off8, 8);
-	} else {
+	} else if (g->ivlen > 0) {
 		ivh = sector_ctx_ivh(c, &error);
 		if (ivh == NULL)
 			return error;
@@ -37,7 +33,7 @@ sector_crypt(struct sector_ctx *c, uint64_t off, const uint8_t *in,
 	}
 	/* The IV is no secret (XTS: the offset; CBC: sent in the clear by
 	 * design), so it is not wiped: this is the per-sector hot path. */
-	return gc_sector_crypt(cipher, iv, in, out, len, enc);
+	return gc_crypt(cipher, iv, in, out, len, enc);
 }
 
 int

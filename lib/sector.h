@@ -29,13 +29,24 @@
 
 #define SECTOR_CIPHERS 4	/* pre-keyed ciphers per thread */
 
+/* A volume's sector geometry, its algorithms in generic terms (algs.h). */
 struct sector_geom {
 	const struct gc_ops *crypto;	/* the backend of the volume's contexts */
-	unsigned ealgo, keylen, aalgo, alen;
+	enum gc_cipher cipher;		/* of the data path (GC_NONE: NULL) */
+	enum gc_mode mode;
+	size_t keybytes;		/* of a range key's 64 bytes (0: NULL) */
+	size_t ivlen;			/* 0: no IV (NULL) */
+	enum gc_hash hash;		/* integrity: the HMAC's hash ... */
+	unsigned alen;			/* ... and its tag length */
 	uint32_t S, P;		/* GELI and provider sector sizes */
 	uint32_t dps, lsec, bps;	/* integrity layout (§7.1); bps = S without */
 	bool auth;
 };
+
+/* sector_ctx.c: the geometry of metadata md on a provider of P-byte
+ * sectors, with backend be; -EINVAL for what it cannot describe. */
+int sector_geom_init(struct sector_geom *g, const struct gc_ops *be,
+    const struct geli_metadata *md, uint32_t P);
 
 /*
  * One thread's contexts.  Its keyed objects are sector_ctx.c's, reached
@@ -48,7 +59,7 @@ struct sector_ctx {
 	struct geli_keys *keys;
 	struct {
 		uint64_t k;
-		struct gc_sector_cipher *c;
+		struct gc_cipher_ctx *c;
 	} ciph[SECTOR_CIPHERS];
 	unsigned ciph_next;
 	struct gc_sha256_prefixed *ivh;	/* SHA256(IVK || .) */
@@ -72,9 +83,9 @@ void sector_ctx_free(struct sector_ctx *c);
  * fails.  The pre-keyed cipher for range key k (the last SECTOR_CIPHERS
  * are kept); SHA256(IVK || .) and SHA256(AK || .) with the key absorbed;
  * the 72-byte locked buffer AK || offset (integrity with HMAC/SHA256); the
- * tag MAC of g->aalgo.
+ * tag MAC of g->hash.
  */
-struct gc_sector_cipher *sector_ctx_cipher(struct sector_ctx *c, uint64_t k,
+struct gc_cipher_ctx *sector_ctx_cipher(struct sector_ctx *c, uint64_t k,
     int *error);
 struct gc_sha256_prefixed *sector_ctx_ivh(struct sector_ctx *c, int *error);
 struct gc_sha256_prefixed *sector_ctx_akh(struct sector_ctx *c, int *error);

@@ -278,10 +278,10 @@ geli_volume_open(struct geli_provider *p, const struct geli_metadata *md,
 {
 	const struct gc_ops *crypto = gc_current();
 	struct geli_volume *v;
-	uint32_t P = geli_provider_sectorsize(p), dps = 0, lsec = 0;
-	int error;
-
+	uint32_t P = geli_provider_sectorsize(p);
 	struct geli_metadata chk;
+	struct sector_geom g;
+	int error;
 
 	if (crypto == NULL)
 		return -ENOSYS;
@@ -296,8 +296,8 @@ geli_volume_open(struct geli_provider *p, const struct geli_metadata *md,
 	geli_wipe(&chk, sizeof(chk));
 	if (error != 0)
 		return -EINVAL;
-	if ((md->flags & GELI_FLAG_AUTH) &&
-	    geli_auth_layout(md, P, &dps, &lsec) != 0)
+	/* This volume's backend, whatever is selected later. */
+	if (sector_geom_init(&g, crypto, md, P) != 0)
 		return -EINVAL;
 	v = calloc(1, sizeof(*v));
 	if (v == NULL)
@@ -306,20 +306,7 @@ geli_volume_open(struct geli_provider *p, const struct geli_metadata *md,
 	v->md = *md;
 	atomic_init(&v->nodelete, (md->flags & GELI_FLAG_NODELETE) != 0);
 	v->flags = flags;
-	v->g.crypto = crypto;	/* this volume's backend, whatever comes later */
-	v->g.ealgo = md->ealgo;
-	v->g.keylen = md->keylen;
-	v->g.S = md->sectorsize;
-	v->g.P = P;
-	v->g.auth = (md->flags & GELI_FLAG_AUTH) != 0;
-	v->g.bps = v->g.S;
-	if (v->g.auth) {
-		v->g.aalgo = md->aalgo;
-		v->g.alen = geli_hashlen(md->aalgo);
-		v->g.dps = dps;
-		v->g.lsec = lsec;
-		v->g.bps = lsec * P;
-	}
+	v->g = g;
 	v->size = geli_eli_mediasize(md, geli_provider_mediasize(p), P,
 	    (flags & GELI_VOLUME_ONETIME) != 0);
 	pthread_mutex_init(&v->lock, NULL);

@@ -3,13 +3,16 @@
  * The algorithm table (lib/algs.h): every GELI algorithm's generic
  * parameters, and geli.h's algorithm functions, which read it, against the
  * answers they gave before the table (the words of -e and -a, key lengths,
- * tag lengths, names, legacy).
+ * tag lengths, names, legacy); availability through each backend; and the
+ * key-slot wrap rule (mkey.c), checked by opening slots by hand with the
+ * cipher the rule names: AES-CBC for AES-XTS volumes.
  */
 #include <ctype.h>
 
 #include "tap.h"
 
 #include "algs.h"
+#include "crypto.h"
 #include "geli.h"
 
 /* ---- What geli.h answered before the table (the oracle) ------------------- */
@@ -235,10 +238,137 @@ test_as_before(void)
 	    "unknown words are GELI_ALGO_NONE");
 }
 
+/* ---- Availability and IV lengths, per backend ------------------------------------ */
+
+static void
+test_available(const char *be)
+{
+	bool ok = true;
+
+	for (size_t i = 0; algs_at(i) != NULL; i++) {
+		const struct geli_alg *a = algs_at(i);
+
+		tap_ok(geli_algo_available(a->algo), "[%s] %s is available", be, a->name);
+		if (!a->hmac)
+			ok = ok && a->ivlen == gc_ivlen(a->cipher, a->mode);
+	}
+	tap_ok(ok, "[%s] every cipher's IV length is its generic one", be);
+	tap_ok(!geli_algo_available(GELI_ALGO_NONE) && !geli_algo_available(1) &&
+	    !geli_algo_available(99), "[%s] unknown numbers are not available", be);
+	tap_ok(gc_cipher_available(GC_NONE, GC_CBC, 0) &&
+	    !gc_cipher_available(GC_BLOWFISH, GC_XTS, 128) &&
+	    !gc_cipher_available(GC_AES, GC_CBC, 100) &&
+	    !gc_hash_available((enum gc_hash)0) &&
+	    !gc_hash_available((enum gc_hash)(GC_SHA512 + 1)),
+	    "[%s] no cipher: available; no XTS for a 64-bit block; no odd keys or hashes",
+	    be);
+}
+
+/* ---- The key-slot wrap rule (§5.1) -------------------------------------------------- */
+
+/* Each cipher with the slot cipher the rule names, written out here. */
+static const struct {
+	unsigned ealgo, keylen;
+	enum gc_cipher slot;	/* always in CBC mode, keylen/8 bytes of EK */
+} slots[] = {
+	{ GELI_ALGO_AES_XTS, 128, GC_AES }, { GELI_ALGO_AES_XTS, 256, GC_AES },
+	{ GELI_ALGO_AES_CBC, 128, GC_AES }, { GELI_ALGO_AES_CBC, 192, GC_AES },
+	{ GELI_ALGO_AES_CBC, 256, GC_AES },
+	{ GELI_ALGO_CAMELLIA_CBC, 128, GC_CAMELLIA },
+	{ GELI_ALGO_CAMELLIA_CBC, 192, GC_CAMELLIA },
+	{ GELI_ALGO_CAMELLIA_CBC, 256, GC_CAMELLIA },
+	{ GELI_ALGO_BLOWFISH_CBC, 128, GC_BLOWFISH },
+	{ GELI_ALGO_BLOWFISH_CBC, 448, GC_BLOWFISH },
+	{ GELI_ALGO_3DES_CBC, 192, GC_3DES },
+	{ GELI_ALGO_NULL, 512, GC_NONE },
+};
+
+/* Random UK and MK; EK = HMAC_SHA512(UK, 0x01) and the slot's plaintext
+ * MK || HMAC_SHA512(HMAC_SHA512(UK, 0x00), MK). */
+static bool
+slot_inputs(uint8_t *ukey, uint8_t *mk, uint8_t ek[64], uint8_t *want)
+{
+	static const uint8_t zero = 0x00, one = 0x01;
+	uint8_t hk[64];
+	bool ok;
+
+	geli_random(ukey, GELI_USERKEYLEN);
+	geli_random(mk, GELI_MKEY_DATALEN);
+	memcpy(want, mk, GELI_MKEY_DATALEN);
+	ok = gc_hmac_sha512(ukey, GELI_USERKEYLEN, &one, 1, ek) == 0 &&
+	    gc_hmac_sha512(ukey, GELI_USERKEYLEN, &zero, 1, hk) == 0 &&
+	    gc_hmac_sha512(hk, sizeof(hk), mk, GELI_MKEY_DATALEN,
+	    want + GELI_MKEY_DATALEN) == 0;
+	geli_wipe(hk, sizeof(hk));
+	return ok;
+}
+
+/* Whether slot decrypts to want with cipher in mode, keybytes of ek, IV 0. */
+static bool
+opens_with(const uint8_t *slot, const uint8_t *want, enum gc_cipher cipher,
+    enum gc_mode mode, const uint8_t *ek, size_t keybytes)
+{
+	static const uint8_t iv[16];
+	uint8_t plain[GELI_MKEYLEN];
+	struct gc_cipher_ctx *c;
+	bool ok;
+
+	if (gc_cipher_new(NULL, cipher, mode, ek, keybytes, &c) != 0)
+		return false;
+	ok = gc_crypt(c, iv, slot, plain, sizeof(plain), 0) == 0 &&
+	    memcmp(plain, want, sizeof(plain)) == 0;
+	gc_cipher_free(c);
+	return ok;
+}
+
+static void
+test_wrap(const char *be)
+{
+	uint8_t ukey[GELI_USERKEYLEN], mk[GELI_MKEY_DATALEN], ek[64];
+	uint8_t slot[GELI_MKEYLEN], want[GELI_MKEYLEN];
+	bool ok;
+
+	for (size_t i = 0; i < NELEM(slots); i++) {
+		ok = slot_inputs(ukey, mk, ek, want) &&
+		    geli_mkey_encrypt(slots[i].ealgo, slots[i].keylen, ukey, mk,
+		    slot) == 0;
+		if (slots[i].slot == GC_NONE)
+			tap_ok(ok && memcmp(slot, want, sizeof(want)) == 0,
+			    "[%s] NULL: the slot is MK || VER in the clear", be);
+		else
+			tap_ok(ok && opens_with(slot, want, slots[i].slot, GC_CBC, ek,
+			    slots[i].keylen / 8),
+			    "[%s] %s %u: a slot opens by hand with %s-CBC, %u-bit key, IV 0",
+			    be, geli_algo_name(slots[i].ealgo), slots[i].keylen,
+			    cipher_names[slots[i].slot], slots[i].keylen);
+	}
+	/* An XTS volume's slot is not an XTS encryption. */
+	ok = slot_inputs(ukey, mk, ek, want) &&
+	    geli_mkey_encrypt(GELI_ALGO_AES_XTS, 128, ukey, mk, slot) == 0 &&
+	    opens_with(slot, want, GC_AES, GC_CBC, ek, 16) &&
+	    !opens_with(slot, want, GC_AES, GC_XTS, ek, 32);
+	tap_ok(ok, "[%s] AES-XTS 128: the slot does not open with AES-XTS", be);
+	tap_ok(geli_mkey_encrypt(GELI_ALGO_AES_CBC, 130, ukey, mk, slot) == -EINVAL &&
+	    geli_mkey_encrypt(GELI_ALGO_BLOWFISH_CBC, 132, ukey, mk, slot) == -EINVAL &&
+	    geli_mkey_encrypt(GELI_ALGO_HMAC_SHA256, 128, ukey, mk, slot) == -EINVAL &&
+	    geli_mkey_encrypt(GELI_ALGO_AES_CBC, 0, ukey, mk, slot) == -EINVAL &&
+	    geli_mkey_encrypt(GELI_ALGO_NULL, 520, ukey, mk, slot) == -EINVAL,
+	    "[%s] no slot for a key of part of a byte, an HMAC, no key, or too long a key",
+	    be);
+	geli_wipe(ek, sizeof(ek));
+}
+
 int
 main(void)
 {
+	const char *be;
+
 	test_generic();
 	test_as_before();
+	for (unsigned i = 0; (be = geli_crypto_backend(i)) != NULL; i++) {
+		tap_ok(geli_crypto_select(be) == 0, "[%s] selected", be);
+		test_available(be);
+		test_wrap(be);
+	}
 	return tap_done();
 }

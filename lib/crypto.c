@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -274,6 +275,26 @@ gc_crypt(struct gc_cipher_ctx *c, const uint8_t *iv, const uint8_t *in,
 	if (len > INT32_MAX)
 		return -EINVAL;
 	return c->ops->crypt(c, iv, in, out, len, enc);
+}
+
+int
+gc_crypt_batch(struct gc_cipher_ctx *c, size_t n, const uint8_t *ivs,
+    const uint8_t *in, uint8_t *out, size_t unit, int enc)
+{
+	int error = 0;
+
+	if (n == 0)
+		return 0;
+	if (unit > INT32_MAX || n > SIZE_MAX / unit)
+		return -EINVAL;
+	if (c->ops == NULL)
+		return none_copy(in, out, n * unit);
+	if (c->ops->crypt_batch != NULL)
+		return c->ops->crypt_batch(c, n, ivs, in, out, unit, enc);
+	for (size_t i = 0; i < n && error == 0; i++)
+		error = c->ops->crypt(c, ivs + i * c->ivlen, in + i * unit,
+		    out + i * unit, unit, enc);
+	return error;
 }
 
 void

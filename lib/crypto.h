@@ -101,6 +101,15 @@ int gc_cipher_new(const struct gc_ops *be, enum gc_cipher cipher,
  * with its IV of gc_ivlen bytes; in and out may be the same buffer. */
 int gc_crypt(struct gc_cipher_ctx *c, const uint8_t *iv, const uint8_t *in,
     uint8_t *out, size_t len, int enc);
+/*
+ * n units of unit bytes each, unit i with its own IV: ivs holds n
+ * consecutive IVs of gc_ivlen bytes (none for GC_NONE).  in and out may be
+ * the same buffer.  A backend may take the whole batch at once (where a
+ * multi-buffer implementation, many sectors in one pass, plugs in);
+ * otherwise it is one gc_crypt per unit.  Stops at the first error.
+ */
+int gc_crypt_batch(struct gc_cipher_ctx *c, size_t n, const uint8_t *ivs,
+    const uint8_t *in, uint8_t *out, size_t unit, int enc);
 void gc_cipher_free(struct gc_cipher_ctx *c);
 
 /* ---- The sector data path's other contexts -------------------------------- */

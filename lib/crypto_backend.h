@@ -56,6 +56,12 @@ struct gc_ops {
 	/* One unit, len <= INT32_MAX (crypto.c checks). */
 	int (*crypt)(struct gc_cipher_ctx *c, const uint8_t *iv,
 	    const uint8_t *in, uint8_t *out, size_t len, int enc);
+	/*
+	 * n units (gc_crypt_batch), unit <= INT32_MAX, n * unit without
+	 * overflow (crypto.c checks).  NULL: crypto.c calls crypt per unit.
+	 */
+	int (*crypt_batch)(struct gc_cipher_ctx *c, size_t n, const uint8_t *ivs,
+	    const uint8_t *in, uint8_t *out, size_t unit, int enc);
 	void (*cipher_free)(struct gc_cipher_ctx *c);
 	int (*sha256_prefixed_new)(const uint8_t prefix[64],
 	    struct gc_sha256_prefixed **out);

@@ -517,6 +517,7 @@ const struct gc_ops gc_ops_gcrypt = {
 	.hash_available = gcr_hash_available,
 	.cipher_new = gcr_cipher_new,
 	.crypt = gcr_crypt,
+	.crypt_batch = NULL,	/* libgcrypt has no call for many units: crypto.c loops */
 	.cipher_free = gcr_cipher_free,
 	.sha256_prefixed_new = gcr_sha256_prefixed_new,
 	.sha256_prefixed = gcr_sha256_prefixed,

@@ -524,6 +524,7 @@ const struct gc_ops gc_ops_openssl = {
 	.hash_available = ossl_hash_available,
 	.cipher_new = ossl_cipher_new,
 	.crypt = ossl_crypt,
+	.crypt_batch = NULL,	/* OpenSSL has no call for many units: crypto.c loops */
 	.cipher_free = ossl_cipher_free,
 	.sha256_prefixed_new = ossl_sha256_prefixed_new,
 	.sha256_prefixed = ossl_sha256_prefixed,

@@ -28,6 +28,8 @@
 #include "keys.h"
 
 #define SECTOR_CIPHERS 4	/* pre-keyed ciphers per thread */
+#define SECTOR_BATCH 256	/* most units per batch call (the IVs' room) */
+#define SECTOR_IVMAX 16		/* most bytes of a unit's IV */
 
 /* A volume's sector geometry, its algorithms in generic terms (algs.h). */
 struct sector_geom {
@@ -68,6 +70,7 @@ struct sector_ctx {
 	struct gc_mac *mac;
 	uint8_t *buf;			/* the owner's bounce buffer */
 	size_t buflen;
+	uint8_t ivs[SECTOR_BATCH * SECTOR_IVMAX];	/* one batch's IVs */
 };
 
 /* sector_ctx.c: a context for geometry g and keys (both outlive it), keyed
@@ -95,16 +98,31 @@ struct gc_mac *sector_ctx_mac(struct sector_ctx *c, int *error);
  * providers need that); NULL without memory. */
 uint8_t *sector_ctx_buf(struct sector_ctx *c, size_t len);
 
-/* privacy.c: en/decrypt one unit of len bytes at byte offset off. */
-int sector_crypt(struct sector_ctx *c, uint64_t off, const uint8_t *in,
-    uint8_t *out, size_t len, int enc);
 /*
- * privacy.c: a stored sector of len bytes at off into plaintext.  One whose
- * bytes are all zero is a hole (never written, or deleted: geli_volume_zero)
- * and reads as zeros; any other is decrypted.
+ * privacy.c: en/decrypt n consecutive units of len bytes from byte offset
+ * off (unit i: offset off + i*len, bytes in + i*len and out + i*len; in and
+ * out may be the same).  Each run of units that share a range key goes to
+ * the cipher in one batch call, SECTOR_BATCH units at most.
  */
-int sector_read_stored(struct sector_ctx *c, uint64_t off, const uint8_t *in,
-    uint8_t *out, size_t len);
+int sector_crypt_run(struct sector_ctx *c, uint64_t off, size_t n,
+    const uint8_t *in, uint8_t *out, size_t len, int enc);
+
+/* One unit. */
+static inline int
+sector_crypt(struct sector_ctx *c, uint64_t off, const uint8_t *in,
+    uint8_t *out, size_t len, int enc)
+{
+	return sector_crypt_run(c, off, 1, in, out, len, enc);
+}
+
+/*
+ * privacy.c: n stored sectors of len bytes from off into plaintext, as
+ * sector_crypt_run.  One whose bytes are all zero is a hole (never written,
+ * or deleted: geli_volume_zero) and reads as zeros; the runs between holes
+ * are decrypted.
+ */
+int sector_read_stored(struct sector_ctx *c, uint64_t off, size_t n,
+    const uint8_t *in, uint8_t *out, size_t len);
 
 /* integrity.c: logical sector i between S plaintext bytes and bps bytes. */
 int sector_auth_encrypt(struct sector_ctx *c, uint64_t i, const uint8_t *plain,

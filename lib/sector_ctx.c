@@ -19,7 +19,8 @@ sector_geom_init(struct sector_geom *g, const struct gc_ops *be,
 	const struct geli_alg *e = algs_cipher(md->ealgo), *a;
 
 	memset(g, 0, sizeof(*g));
-	if (e == NULL || algs_keybytes(e, md->keylen) > 64)
+	if (e == NULL || algs_keybytes(e, md->keylen) > 64 ||
+	    e->ivlen > SECTOR_IVMAX)
 		return -EINVAL;
 	g->crypto = be;
 	g->cipher = e->cipher;

@@ -185,23 +185,30 @@ batch_run(void *arg, void *tls, size_t first, size_t count)
 	if (b->io && !b->enc)
 		error = geli_provider_pread(b->v->p, b->phys + first * g->bps,
 		    count * g->bps, (b->first + first) * g->bps);
-	for (size_t i = first; i < first + count && error == 0; i++) {
-		uint64_t sec = b->first + i;
+	/* Without AUTH: the grain's sectors as one run, plain <-> phys, which
+	 * may be the same buffer; a sector read from the provider may be a
+	 * hole. */
+	if (error == 0 && !g->auth) {
+		uint64_t off = (b->first + first) * g->S;
+		uint8_t *pl = b->plain + first * g->S;
+		uint8_t *ph = b->phys + first * g->S;
+
+		if (b->enc)
+			error = sector_crypt_run(c, off, count, pl, ph, g->S, 1);
+		else if (b->io)
+			error = sector_read_stored(c, off, count, ph, pl, g->S);
+		else
+			error = sector_crypt_run(c, off, count, ph, pl, g->S, 0);
+	}
+	/* With AUTH: each sector's chunks, tag by tag. */
+	for (size_t i = first; g->auth && i < first + count && error == 0; i++) {
 		uint8_t *pl = b->plain + i * g->S;
 		uint8_t *ph = b->phys + i * g->bps;
 
-		/* Without AUTH: plain <-> phys, which may be the same buffer;
-		 * a sector read from the provider may be a hole. */
-		if (!g->auth && b->enc)
-			error = sector_crypt(c, sec * g->S, pl, ph, g->S, 1);
-		else if (!g->auth && b->io)
-			error = sector_read_stored(c, sec * g->S, ph, pl, g->S);
-		else if (!g->auth)
-			error = sector_crypt(c, sec * g->S, ph, pl, g->S, 0);
-		else if (b->enc)
-			error = sector_auth_encrypt(c, sec, pl, ph);
+		if (b->enc)
+			error = sector_auth_encrypt(c, b->first + i, pl, ph);
 		else
-			error = sector_auth_decrypt(c, sec, ph, pl);
+			error = sector_auth_decrypt(c, b->first + i, ph, pl);
 	}
 	if (error == 0 && b->io && b->enc)
 		error = geli_provider_pwrite(b->v->p, b->phys + first * g->bps,

@@ -281,14 +281,15 @@ int
 gc_crypt_batch(struct gc_cipher_ctx *c, size_t n, const uint8_t *ivs,
     const uint8_t *in, uint8_t *out, size_t unit, int enc)
 {
+	size_t len;
 	int error = 0;
 
 	if (n == 0)
 		return 0;
-	if (unit > INT32_MAX || n > SIZE_MAX / unit)
+	if (unit > INT32_MAX || __builtin_mul_overflow(n, unit, &len))
 		return -EINVAL;
 	if (c->ops == NULL)
-		return none_copy(in, out, n * unit);
+		return none_copy(in, out, len);
 	if (c->ops->crypt_batch != NULL)
 		return c->ops->crypt_batch(c, n, ivs, in, out, unit, enc);
 	for (size_t i = 0; i < n && error == 0; i++)

@@ -74,6 +74,21 @@ sector_crypt_run(struct sector_ctx *c, uint64_t off, size_t n,
 	return error;
 }
 
+/* One unit (an integrity chunk): the same, without a run to split. */
+int
+sector_crypt(struct sector_ctx *c, uint64_t off, const uint8_t *in,
+    uint8_t *out, size_t len, int enc)
+{
+	struct gc_cipher_ctx *cipher;
+	int error = 0;
+
+	cipher = sector_ctx_cipher(c, keys_number(c->keys, off), &error);
+	if (cipher == NULL)
+		return error;
+	error = unit_ivs(c, off, 1, len);
+	return error != 0 ? error : gc_crypt(cipher, c->ivs, in, out, len, enc);
+}
+
 /* Ciphertext is all zeros by chance with odds of 2^-128 per 16 bytes: the
  * first 16 decide nearly always, at once. */
 static bool

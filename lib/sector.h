@@ -107,13 +107,9 @@ uint8_t *sector_ctx_buf(struct sector_ctx *c, size_t len);
 int sector_crypt_run(struct sector_ctx *c, uint64_t off, size_t n,
     const uint8_t *in, uint8_t *out, size_t len, int enc);
 
-/* One unit. */
-static inline int
-sector_crypt(struct sector_ctx *c, uint64_t off, const uint8_t *in,
-    uint8_t *out, size_t len, int enc)
-{
-	return sector_crypt_run(c, off, 1, in, out, len, enc);
-}
+/* privacy.c: one unit, as sector_crypt_run with n = 1. */
+int sector_crypt(struct sector_ctx *c, uint64_t off, const uint8_t *in,
+    uint8_t *out, size_t len, int enc);
 
 /*
  * privacy.c: n stored sectors of len bytes from off into plaintext, as

@@ -276,7 +276,7 @@ gcr_cipher_algo(enum gc_cipher cipher, size_t kbytes)
 		return kbytes >= 4 && kbytes <= 56 ? GCRY_CIPHER_BLOWFISH : 0;
 	case GC_3DES:
 		return kbytes == 24 ? GCRY_CIPHER_3DES : 0;
-	case GC_NONE:
+	case GC_NONE:	/* crypto.c's own: never asked for */
 		break;
 	}
 	return 0;

@@ -261,7 +261,7 @@ ossl_cipher_name(enum gc_cipher cipher, enum gc_mode mode, size_t kbytes)
 		return kbytes >= 4 && kbytes <= 56 && !xts ? "BF-CBC" : NULL;
 	case GC_3DES:		/* the legacy provider's */
 		return kbytes == 24 && !xts ? "DES-EDE3-CBC" : NULL;
-	case GC_NONE:
+	case GC_NONE:	/* crypto.c's own: never asked for */
 		break;
 	}
 	return NULL;

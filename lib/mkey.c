@@ -63,8 +63,9 @@ slot_crypt(unsigned ealgo, unsigned keylen, const uint8_t *ek,
 	struct gc_cipher_ctx *c;
 	int error;
 
+	/* A key is whole bytes; NULL, which has none, takes any length. */
 	if (a == NULL || keylen == 0 || keylen > 512 ||
-	    (a->cipher != GC_NONE && keylen % 8 != 0))
+	    (a->nkeys > 0 && keylen % 8 != 0))
 		return -EINVAL;
 	error = gc_cipher_new(NULL, a->cipher, GC_CBC, ek, keylen / 8, &c);
 	if (error != 0)

@@ -1,140 +1,157 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Algorithm names, numbers and key lengths (docs/format.md §3). */
+/*
+ * GELI's algorithms, once (see algs.h; docs/format.md §3): their names, the
+ * words -e and -a accept, their key lengths and what they are in the crypto
+ * seam's generic terms.  geli.h's algorithm functions read this table.
+ */
 #include <strings.h>
 
-#include "crypto.h"
+#include "algs.h"
 #include "geli.h"
 
-static const struct {
-	unsigned algo;
-	const char *name;	/* as g_eli_algo2str prints it */
-} algo_names[] = {
-	{ GELI_ALGO_3DES_CBC, "3DES-CBC" },
-	{ GELI_ALGO_BLOWFISH_CBC, "Blowfish-CBC" },
-	{ GELI_ALGO_HMAC_MD5, "HMAC/MD5" },
-	{ GELI_ALGO_HMAC_SHA1, "HMAC/SHA1" },
-	{ GELI_ALGO_HMAC_RMD160, "HMAC/RIPEMD160" },
-	{ GELI_ALGO_AES_CBC, "AES-CBC" },
-	{ GELI_ALGO_NULL, "NULL" },
-	{ GELI_ALGO_HMAC_SHA256, "HMAC/SHA256" },
-	{ GELI_ALGO_HMAC_SHA384, "HMAC/SHA384" },
-	{ GELI_ALGO_HMAC_SHA512, "HMAC/SHA512" },
-	{ GELI_ALGO_CAMELLIA_CBC, "CAMELLIA-CBC" },
-	{ GELI_ALGO_AES_XTS, "AES-XTS" },
+/* An encryption algorithm: cipher, mode, keys, IV bytes, key lengths in
+ * bits (default, least, most, step), then its -e words. */
+#define ENC(a, n, leg, c, m, nk, iv, def, lo, hi, st, ...) \
+	{ .algo = (a), .name = (n), .legacy = (leg), .cipher = (c), \
+	  .mode = (m), .nkeys = (nk), .ivlen = (iv), .keydef = (def), \
+	  .keymin = (lo), .keymax = (hi), .keystep = (st), \
+	  .words = { __VA_ARGS__, NULL } }
+/* An HMAC: its hash, tag bytes, then its -a word. */
+#define MAC(a, n, leg, h, len, word) \
+	{ .algo = (a), .name = (n), .legacy = (leg), .hmac = true, \
+	  .hash = (h), .hashlen = (len), .words = { (word), NULL } }
+
+static const struct geli_alg algs[] = {
+	/* "aes" alone is AES-XTS (§13.1). */
+	ENC(GELI_ALGO_AES_XTS, "AES-XTS", false, GC_AES, GC_XTS, 2, 16,
+	    128, 128, 256, 128, "aes", "aes-xts"),
+	ENC(GELI_ALGO_AES_CBC, "AES-CBC", false, GC_AES, GC_CBC, 1, 16,
+	    128, 128, 256, 64, "aes-cbc"),
+	ENC(GELI_ALGO_CAMELLIA_CBC, "CAMELLIA-CBC", false, GC_CAMELLIA, GC_CBC,
+	    1, 16, 128, 128, 256, 64, "camellia", "camellia-cbc"),
+	/* No key and no IV: any length up to the 64 bytes of a key. */
+	ENC(GELI_ALGO_NULL, "NULL", false, GC_NONE, GC_CBC, 0, 0,
+	    512, 1, 512, 1, "null", "null-cbc"),
+	ENC(GELI_ALGO_BLOWFISH_CBC, "Blowfish-CBC", true, GC_BLOWFISH, GC_CBC,
+	    1, 8, 128, 128, 448, 32, "blowfish", "blowfish-cbc"),
+	ENC(GELI_ALGO_3DES_CBC, "3DES-CBC", true, GC_3DES, GC_CBC, 1, 8,
+	    192, 192, 192, 1, "3des", "3des-cbc"),
+	MAC(GELI_ALGO_HMAC_MD5, "HMAC/MD5", true, GC_MD5, 16, "hmac/md5"),
+	MAC(GELI_ALGO_HMAC_SHA1, "HMAC/SHA1", false, GC_SHA1, 20, "hmac/sha1"),
+	MAC(GELI_ALGO_HMAC_RMD160, "HMAC/RIPEMD160", false, GC_RMD160, 20,
+	    "hmac/ripemd160"),
+	MAC(GELI_ALGO_HMAC_SHA256, "HMAC/SHA256", false, GC_SHA256, 32,
+	    "hmac/sha256"),
+	MAC(GELI_ALGO_HMAC_SHA384, "HMAC/SHA384", false, GC_SHA384, 48,
+	    "hmac/sha384"),
+	MAC(GELI_ALGO_HMAC_SHA512, "HMAC/SHA512", false, GC_SHA512, 64,
+	    "hmac/sha512"),
 };
 
-/* Names accepted by -e (case-insensitive); "aes" is AES-XTS (§13.1). */
-static const struct {
-	const char *name;
-	unsigned algo;
-} ealgo_words[] = {
-	{ "aes", GELI_ALGO_AES_XTS },
-	{ "aes-xts", GELI_ALGO_AES_XTS },
-	{ "aes-cbc", GELI_ALGO_AES_CBC },
-	{ "camellia", GELI_ALGO_CAMELLIA_CBC },
-	{ "camellia-cbc", GELI_ALGO_CAMELLIA_CBC },
-	{ "null", GELI_ALGO_NULL },
-	{ "null-cbc", GELI_ALGO_NULL },
-	{ "blowfish", GELI_ALGO_BLOWFISH_CBC },
-	{ "blowfish-cbc", GELI_ALGO_BLOWFISH_CBC },
-	{ "3des", GELI_ALGO_3DES_CBC },
-	{ "3des-cbc", GELI_ALGO_3DES_CBC },
-};
+#define NALGS (sizeof(algs) / sizeof(algs[0]))
 
-static const struct {
-	const char *name;
-	unsigned algo;
-} aalgo_words[] = {
-	{ "hmac/md5", GELI_ALGO_HMAC_MD5 },
-	{ "hmac/sha1", GELI_ALGO_HMAC_SHA1 },
-	{ "hmac/ripemd160", GELI_ALGO_HMAC_RMD160 },
-	{ "hmac/sha256", GELI_ALGO_HMAC_SHA256 },
-	{ "hmac/sha384", GELI_ALGO_HMAC_SHA384 },
-	{ "hmac/sha512", GELI_ALGO_HMAC_SHA512 },
-};
+const struct geli_alg *
+algs_at(size_t i)
+{
+	return i < NALGS ? &algs[i] : NULL;
+}
 
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+static const struct geli_alg *
+find(unsigned algo)
+{
+	for (size_t i = 0; i < NALGS; i++)
+		if (algs[i].algo == algo)
+			return &algs[i];
+	return NULL;
+}
+
+const struct geli_alg *
+algs_cipher(unsigned ealgo)
+{
+	const struct geli_alg *a = find(ealgo);
+
+	return a != NULL && !a->hmac ? a : NULL;
+}
+
+const struct geli_alg *
+algs_hmac(unsigned aalgo)
+{
+	const struct geli_alg *a = find(aalgo);
+
+	return a != NULL && a->hmac ? a : NULL;
+}
 
 const char *
 geli_algo_name(unsigned algo)
 {
-	for (size_t i = 0; i < NELEM(algo_names); i++)
-		if (algo_names[i].algo == algo)
-			return algo_names[i].name;
-	return "unknown";
+	const struct geli_alg *a = find(algo);
+
+	return a != NULL ? a->name : "unknown";
+}
+
+/* The algorithm of the kind hmac one of whose words is name. */
+static unsigned
+parse(const char *name, bool hmac)
+{
+	for (size_t i = 0; i < NALGS; i++) {
+		if (algs[i].hmac != hmac)
+			continue;
+		for (const char *const *w = algs[i].words; *w != NULL; w++)
+			if (strcasecmp(name, *w) == 0)
+				return algs[i].algo;
+	}
+	return GELI_ALGO_NONE;
 }
 
 unsigned
 geli_str2ealgo(const char *name)
 {
-	for (size_t i = 0; i < NELEM(ealgo_words); i++)
-		if (strcasecmp(name, ealgo_words[i].name) == 0)
-			return ealgo_words[i].algo;
-	return GELI_ALGO_NONE;
+	return parse(name, false);
 }
 
 unsigned
 geli_str2aalgo(const char *name)
 {
-	for (size_t i = 0; i < NELEM(aalgo_words); i++)
-		if (strcasecmp(name, aalgo_words[i].name) == 0)
-			return aalgo_words[i].algo;
-	return GELI_ALGO_NONE;
+	return parse(name, true);
 }
 
 unsigned
 geli_keylen(unsigned ealgo, unsigned keylen)
 {
-	switch (ealgo) {
-	case GELI_ALGO_NULL:
-		if (keylen == 0)
-			return 512;	/* 64 bytes */
-		return keylen <= 512 ? keylen : 0;
-	case GELI_ALGO_BLOWFISH_CBC:
-		if (keylen == 0)
-			return 128;
-		if (keylen < 128 || keylen > 448 || keylen % 32 != 0)
-			return 0;
-		return keylen;
-	case GELI_ALGO_3DES_CBC:
-		return keylen == 0 || keylen == 192 ? 192 : 0;
-	case GELI_ALGO_AES_CBC:
-	case GELI_ALGO_CAMELLIA_CBC:
-		if (keylen == 0)
-			return 128;
-		return keylen == 128 || keylen == 192 || keylen == 256 ?
-		    keylen : 0;
-	case GELI_ALGO_AES_XTS:
-		if (keylen == 0)
-			return 128;
-		return keylen == 128 || keylen == 256 ? keylen : 0;
-	}
-	return 0;
+	const struct geli_alg *a = algs_cipher(ealgo);
+
+	if (a == NULL)
+		return 0;
+	if (keylen == 0)
+		return a->keydef;
+	return keylen >= a->keymin && keylen <= a->keymax &&
+	    (keylen - a->keymin) % a->keystep == 0 ? keylen : 0;
 }
 
 unsigned
 geli_hashlen(unsigned aalgo)
 {
-	switch (aalgo) {
-	case GELI_ALGO_HMAC_MD5:	return 16;
-	case GELI_ALGO_HMAC_SHA1:	return 20;
-	case GELI_ALGO_HMAC_RMD160:	return 20;
-	case GELI_ALGO_HMAC_SHA256:	return 32;
-	case GELI_ALGO_HMAC_SHA384:	return 48;
-	case GELI_ALGO_HMAC_SHA512:	return 64;
-	}
-	return 0;
+	const struct geli_alg *a = algs_hmac(aalgo);
+
+	return a != NULL ? a->hashlen : 0;
 }
 
 bool
 geli_algo_is_legacy(unsigned algo)
 {
-	return algo == GELI_ALGO_BLOWFISH_CBC || algo == GELI_ALGO_3DES_CBC ||
-	    algo == GELI_ALGO_HMAC_MD5;
+	const struct geli_alg *a = find(algo);
+
+	return a != NULL && a->legacy;
 }
 
 bool
 geli_algo_available(unsigned algo)
 {
-	return gc_available(algo) != 0;
+	const struct geli_alg *a = find(algo);
+
+	if (a == NULL)
+		return false;
+	if (a->hmac)
+		return gc_hash_available(a->hash);
+	return gc_cipher_available(a->cipher, a->mode, a->keydef);
 }

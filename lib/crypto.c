@@ -2,11 +2,13 @@
 /*
  * The crypto seam's dispatcher (crypto.h): which backend new objects use
  * (geli_crypto_select and the rest of geli.h's crypto backends section),
- * and the calls that forward to it.  Objects carry their own table
- * (crypto_backend.h), so calls on them never look at the selection.
+ * the calls that forward to it, and what needs no library: IV lengths and
+ * the cipher GC_NONE.  Objects carry their own table (crypto_backend.h), so
+ * calls on them never look at the selection.
  */
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -183,43 +185,131 @@ gc_pbkdf2_sha512(const void *pass, size_t passlen, const void *salt,
 	    outlen);
 }
 
-int
-gc_cbc(unsigned ealgo, const uint8_t *key, unsigned keylen, const uint8_t *iv,
-    const uint8_t *in, uint8_t *out, size_t len, int enc)
+bool
+gc_cipher_available(enum gc_cipher cipher, enum gc_mode mode, unsigned keybits)
 {
-	OPS_OR(-EINVAL);
+	OPS_OR(false);
+	if (cipher == GC_NONE)
+		return true;
+	return gc_ivlen(cipher, mode) != 0 &&
+	    o->cipher_available(cipher, mode, keybits);
+}
+
+bool
+gc_hash_available(enum gc_hash hash)
+{
+	OPS_OR(false);
+	return hash >= GC_MD5 && hash <= GC_SHA512 && o->hash_available(hash);
+}
+
+/* ---- Keyed ciphers, and GC_NONE ----------------------------------------------- */
+
+size_t
+gc_ivlen(enum gc_cipher cipher, enum gc_mode mode)
+{
+	size_t block;
+
+	switch (cipher) {
+	case GC_AES:
+	case GC_CAMELLIA:
+		block = 16;
+		break;
+	case GC_BLOWFISH:
+	case GC_3DES:
+		block = 8;
+		break;
+	default:
+		return 0;
+	}
+	switch (mode) {
+	case GC_CBC:
+		return block;
+	case GC_XTS:
+		/* A tweak is one block: 128-bit block ciphers only. */
+		return block == 16 ? 16 : 0;
+	}
+	return 0;
+}
+
+/*
+ * GC_NONE is the identity: no key, no IV, the bytes copied (or left where
+ * they are).  It is handled here, once, and never reaches a backend: its
+ * context is crypto.c's own, with no table.
+ */
+static int
+none_copy(const uint8_t *in, uint8_t *out, size_t len)
+{
+	if (out != in)
+		memmove(out, in, len);
+	return 0;
+}
+
+int
+gc_cipher_new(const struct gc_ops *be, enum gc_cipher cipher,
+    enum gc_mode mode, const uint8_t *key, size_t keybytes,
+    struct gc_cipher_ctx **out)
+{
+	size_t ivlen = gc_ivlen(cipher, mode);
+	int error;
+
+	if (be == NULL && (be = ops()) == NULL)
+		return -EINVAL;
+	if (cipher == GC_NONE) {
+		*out = calloc(1, sizeof(**out));
+		return *out != NULL ? 0 : -ENOMEM;
+	}
+	if (ivlen == 0 || key == NULL || keybytes == 0)
+		return -EINVAL;
+	error = be->cipher_new(cipher, mode, key, keybytes, out);
+	if (error == 0)
+		(*out)->ivlen = ivlen;
+	return error;
+}
+
+int
+gc_crypt(struct gc_cipher_ctx *c, const uint8_t *iv, const uint8_t *in,
+    uint8_t *out, size_t len, int enc)
+{
+	if (c->ops == NULL)
+		return none_copy(in, out, len);
 	if (len > INT32_MAX)
 		return -EINVAL;
-	return o->cbc(ealgo, key, keylen, iv, in, out, len, enc);
+	return c->ops->crypt(c, iv, in, out, len, enc);
 }
 
 int
-gc_available(unsigned algo)
+gc_crypt_batch(struct gc_cipher_ctx *c, size_t n, const uint8_t *ivs,
+    const uint8_t *in, uint8_t *out, size_t unit, int enc)
 {
-	OPS_OR(0);
-	return o->available(algo);
-}
+	size_t len;
+	int error = 0;
 
-int
-gc_sector_cipher_new(const struct gc_ops *be, unsigned ealgo, unsigned keylen,
-    const uint8_t *key, struct gc_sector_cipher **out)
-{
-	return be->sector_cipher_new(ealgo, keylen, key, out);
-}
-
-int
-gc_sector_crypt(struct gc_sector_cipher *c, const uint8_t *iv,
-    const uint8_t *in, uint8_t *out, size_t len, int enc)
-{
-	return c->ops->sector_crypt(c, iv, in, out, len, enc);
+	if (n == 0)
+		return 0;
+	if (unit > INT32_MAX || __builtin_mul_overflow(n, unit, &len))
+		return -EINVAL;
+	if (c->ops == NULL)
+		return none_copy(in, out, len);
+	if (c->ops->crypt_batch != NULL)
+		return c->ops->crypt_batch(c, n, ivs, in, out, unit, enc);
+	for (size_t i = 0; i < n && error == 0; i++)
+		error = c->ops->crypt(c, ivs + i * c->ivlen, in + i * unit,
+		    out + i * unit, unit, enc);
+	return error;
 }
 
 void
-gc_sector_cipher_free(struct gc_sector_cipher *c)
+gc_cipher_free(struct gc_cipher_ctx *c)
 {
-	if (c != NULL)
-		c->ops->sector_cipher_free(c);
+	if (c == NULL)
+		return;
+	if (c->ops == NULL)
+		free(c);
+	else
+		c->ops->cipher_free(c);
 }
+
+/* ---- Hashes for the data path -------------------------------------------------- */
 
 int
 gc_sha256_prefixed_new(const struct gc_ops *be, const uint8_t prefix[64],
@@ -243,9 +333,11 @@ gc_sha256_prefixed_free(struct gc_sha256_prefixed *h)
 }
 
 int
-gc_mac_new(const struct gc_ops *be, unsigned aalgo, struct gc_mac **out)
+gc_mac_new(const struct gc_ops *be, enum gc_hash hash, struct gc_mac **out)
 {
-	return be->mac_new(aalgo, out);
+	if (hash < GC_MD5 || hash > GC_SHA512)
+		return -EINVAL;
+	return be->mac_new(hash, out);
 }
 
 int

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The narrow crypto seam: everything libgeli needs from a crypto library.
- * Two backends implement it, each on its library and nothing hand-written:
- * crypto_gcrypt.c (libgcrypt, the default) and crypto_openssl.c (OpenSSL 3
- * libcrypto); crypto.c chooses one per process and dispatches (see
- * crypto_backend.h).
+ * The narrow crypto seam: everything libgeli needs from a crypto library,
+ * in generic terms ("AES in XTS mode with this key"), as cryptsetup's
+ * backends take them: GELI's algorithm numbers and rules stay above it
+ * (algs.h, mkey.c, privacy.c).  Two backends implement it, each on its
+ * library and nothing hand-written: crypto_gcrypt.c (libgcrypt, the
+ * default) and crypto_openssl.c (OpenSSL 3 libcrypto); crypto.c chooses
+ * one per process, dispatches (see crypto_backend.h) and is the cipher
+ * GC_NONE itself.
  */
 #ifndef GELI_CRYPTO_H
 #define GELI_CRYPTO_H
@@ -21,6 +24,33 @@
  */
 struct gc_ops;
 const struct gc_ops *gc_current(void);
+
+/*
+ * Generic names: what a cipher or hash is, not what GELI numbers it
+ * (lib/algs.h maps GELI's algorithm numbers to these).  Each backend maps
+ * them to its own library's names in one place.
+ */
+enum gc_cipher {
+	GC_NONE,	/* no cipher: a copy, no key, no IV; never reaches a backend */
+	GC_AES,		/* 16-byte blocks, 16/24/32-byte keys */
+	GC_CAMELLIA,	/* 16-byte blocks, 16/24/32-byte keys */
+	GC_BLOWFISH,	/* 8-byte blocks, 4..56-byte keys */
+	GC_3DES,	/* DES-EDE3: 8-byte blocks, 24-byte keys */
+};
+
+enum gc_mode {
+	GC_CBC,		/* no padding: a unit is a whole number of blocks */
+	GC_XTS,		/* IEEE 1619: key = data key || tweak key, IV = the tweak */
+};
+
+enum gc_hash {		/* 0: none */
+	GC_MD5 = 1,
+	GC_SHA1,
+	GC_RMD160,
+	GC_SHA256,
+	GC_SHA384,
+	GC_SHA512,
+};
 
 /* Random bytes from the library's CSPRNG; key: long-term key material
  * (libgcrypt's very strong level, OpenSSL's private generator). */
@@ -43,32 +73,46 @@ void gc_hmac_free(struct gc_hmac *h);
 int gc_pbkdf2_sha512(const void *pass, size_t passlen, const void *salt,
     size_t saltlen, uint32_t iter, void *out, size_t outlen);
 
+/* True when the selected backend can run cipher in mode with keys of keybits
+ * bits (XTS: each of its two keys); GC_NONE can whenever a backend starts. */
+bool gc_cipher_available(enum gc_cipher cipher, enum gc_mode mode,
+    unsigned keybits);
+/* True when the selected backend has the hash (for HMACs). */
+bool gc_hash_available(enum gc_hash hash);
+
+/* ---- Keyed ciphers -------------------------------------------------------- */
+
+/* The bytes of a unit's IV: the block (CBC) or the 16-byte tweak (XTS); 0
+ * for GC_NONE and for a mode the cipher does not have. */
+size_t gc_ivlen(enum gc_cipher cipher, enum gc_mode mode);
+
 /*
- * CBC over len bytes (a multiple of the block size) with no padding, for
- * a GELI cipher number (3DES, Blowfish, AES-CBC, Camellia-CBC, NULL), or
- * AES-CBC for the metadata of AES-XTS volumes (§5.1).  keylen in bits.
- * in and out may be the same buffer.
+ * A cipher in a mode keyed once with keybytes bytes of key (XTS: both keys,
+ * data || tweak), for encryption and decryption, made by backend be (NULL:
+ * the selected one).  GC_NONE takes no key (key may be NULL) and copies.
+ * Not thread-safe: each thread owns its own.  Freeing wipes the key
+ * schedule (the libraries do on close and free).
  */
-int gc_cbc(unsigned ealgo, const uint8_t *key, unsigned keylen,
-    const uint8_t *iv, const uint8_t *in, uint8_t *out, size_t len, int enc);
-
-/* True when the library can run this GELI algorithm. */
-int gc_available(unsigned algo);
-
-/* ---- The sector data path: pre-keyed, reusable contexts ------------------- */
-
+struct gc_cipher_ctx;
+int gc_cipher_new(const struct gc_ops *be, enum gc_cipher cipher,
+    enum gc_mode mode, const uint8_t *key, size_t keybytes,
+    struct gc_cipher_ctx **out);
+/* One unit of len bytes (one CBC chain, no padding, or one XTS data unit)
+ * with its IV of gc_ivlen bytes; in and out may be the same buffer. */
+int gc_crypt(struct gc_cipher_ctx *c, const uint8_t *iv, const uint8_t *in,
+    uint8_t *out, size_t len, int enc);
 /*
- * A sector cipher keyed once: AES-XTS (key = 2*keylen/8 bytes) or a CBC
- * cipher (keylen/8 bytes), for encryption and decryption.  Not thread-safe:
- * each thread owns its own.
+ * n units of unit bytes each, unit i with its own IV: ivs holds n
+ * consecutive IVs of gc_ivlen bytes (none for GC_NONE).  in and out may be
+ * the same buffer.  A backend may take the whole batch at once (where a
+ * multi-buffer implementation, many sectors in one pass, plugs in);
+ * otherwise it is one gc_crypt per unit.  Stops at the first error.
  */
-struct gc_sector_cipher;
-int gc_sector_cipher_new(const struct gc_ops *be, unsigned ealgo,
-    unsigned keylen, const uint8_t *key, struct gc_sector_cipher **out);
-/* One data unit (len bytes, one CBC chain or XTS unit) with its IV. */
-int gc_sector_crypt(struct gc_sector_cipher *c, const uint8_t *iv,
-    const uint8_t *in, uint8_t *out, size_t len, int enc);
-void gc_sector_cipher_free(struct gc_sector_cipher *c);
+int gc_crypt_batch(struct gc_cipher_ctx *c, size_t n, const uint8_t *ivs,
+    const uint8_t *in, uint8_t *out, size_t unit, int enc);
+void gc_cipher_free(struct gc_cipher_ctx *c);
+
+/* ---- The sector data path's other contexts -------------------------------- */
 
 /* SHA256(prefix || data) with the 64-byte prefix absorbed once (CBC IVs). */
 struct gc_sha256_prefixed;
@@ -78,9 +122,9 @@ int gc_sha256_prefixed(struct gc_sha256_prefixed *h, const void *data,
     size_t len, uint8_t out[32]);
 void gc_sha256_prefixed_free(struct gc_sha256_prefixed *h);
 
-/* HMAC over one chunk with a fresh key each time (integrity tags). */
+/* HMAC with hash over one chunk with a fresh key each time (integrity tags). */
 struct gc_mac;
-int gc_mac_new(const struct gc_ops *be, unsigned aalgo, struct gc_mac **out);
+int gc_mac_new(const struct gc_ops *be, enum gc_hash hash, struct gc_mac **out);
 int gc_mac(struct gc_mac *m, const uint8_t *key, size_t keylen,
     const void *data, size_t len, uint8_t *out, size_t outlen);
 void gc_mac_free(struct gc_mac *m);

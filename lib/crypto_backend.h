@@ -18,7 +18,8 @@
 struct gc_ops;
 
 struct gc_hmac { const struct gc_ops *ops; };
-struct gc_sector_cipher { const struct gc_ops *ops; };
+/* ops NULL: GC_NONE, crypto.c's own; ivlen: set by crypto.c (gc_ivlen). */
+struct gc_cipher_ctx { const struct gc_ops *ops; size_t ivlen; };
 struct gc_sha256_prefixed { const struct gc_ops *ops; };
 struct gc_mac { const struct gc_ops *ops; };
 
@@ -41,21 +42,33 @@ struct gc_ops {
 	void (*hmac_free)(struct gc_hmac *h);
 	int (*pbkdf2_sha512)(const void *pass, size_t passlen, const void *salt,
 	    size_t saltlen, uint32_t iter, void *out, size_t outlen);
-	int (*cbc)(unsigned ealgo, const uint8_t *key, unsigned keylen,
-	    const uint8_t *iv, const uint8_t *in, uint8_t *out, size_t len,
-	    int enc);
-	int (*available)(unsigned algo);
-	int (*sector_cipher_new)(unsigned ealgo, unsigned keylen,
-	    const uint8_t *key, struct gc_sector_cipher **out);
-	int (*sector_crypt)(struct gc_sector_cipher *c, const uint8_t *iv,
+	/* Never asked about GC_NONE. */
+	bool (*cipher_available)(enum gc_cipher cipher, enum gc_mode mode,
+	    unsigned keybits);
+	bool (*hash_available)(enum gc_hash hash);
+	/*
+	 * A keyed cipher (never GC_NONE; keybytes: the whole key, XTS both
+	 * halves); -EINVAL for a key length the cipher does not take,
+	 * -ENOTSUP for a cipher or mode the library does not have.
+	 */
+	int (*cipher_new)(enum gc_cipher cipher, enum gc_mode mode,
+	    const uint8_t *key, size_t keybytes, struct gc_cipher_ctx **out);
+	/* One unit, len <= INT32_MAX (crypto.c checks). */
+	int (*crypt)(struct gc_cipher_ctx *c, const uint8_t *iv,
 	    const uint8_t *in, uint8_t *out, size_t len, int enc);
-	void (*sector_cipher_free)(struct gc_sector_cipher *c);
+	/*
+	 * n units (gc_crypt_batch), unit <= INT32_MAX, n * unit without
+	 * overflow (crypto.c checks).  NULL: crypto.c calls crypt per unit.
+	 */
+	int (*crypt_batch)(struct gc_cipher_ctx *c, size_t n, const uint8_t *ivs,
+	    const uint8_t *in, uint8_t *out, size_t unit, int enc);
+	void (*cipher_free)(struct gc_cipher_ctx *c);
 	int (*sha256_prefixed_new)(const uint8_t prefix[64],
 	    struct gc_sha256_prefixed **out);
 	int (*sha256_prefixed)(struct gc_sha256_prefixed *h, const void *data,
 	    size_t len, uint8_t out[32]);
 	void (*sha256_prefixed_free)(struct gc_sha256_prefixed *h);
-	int (*mac_new)(unsigned aalgo, struct gc_mac **out);
+	int (*mac_new)(enum gc_hash hash, struct gc_mac **out);
 	int (*mac)(struct gc_mac *m, const uint8_t *key, size_t keylen,
 	    const void *data, size_t len, uint8_t *out, size_t outlen);
 	void (*mac_free)(struct gc_mac *m);

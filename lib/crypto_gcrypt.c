@@ -165,16 +165,17 @@ gcr_sha256(const void *a, size_t alen, const void *b, size_t blen,
 
 /* ---- HMAC ------------------------------------------------------------------ */
 
+/* libgcrypt's hash for a generic one, or 0. */
 static int
-gcr_md_algo(unsigned aalgo)
+gcr_md_algo(enum gc_hash hash)
 {
-	switch (aalgo) {
-	case GELI_ALGO_HMAC_MD5:	return GCRY_MD_MD5;
-	case GELI_ALGO_HMAC_SHA1:	return GCRY_MD_SHA1;
-	case GELI_ALGO_HMAC_RMD160:	return GCRY_MD_RMD160;
-	case GELI_ALGO_HMAC_SHA256:	return GCRY_MD_SHA256;
-	case GELI_ALGO_HMAC_SHA384:	return GCRY_MD_SHA384;
-	case GELI_ALGO_HMAC_SHA512:	return GCRY_MD_SHA512;
+	switch (hash) {
+	case GC_MD5:	return GCRY_MD_MD5;
+	case GC_SHA1:	return GCRY_MD_SHA1;
+	case GC_RMD160:	return GCRY_MD_RMD160;
+	case GC_SHA256:	return GCRY_MD_SHA256;
+	case GC_SHA384:	return GCRY_MD_SHA384;
+	case GC_SHA512:	return GCRY_MD_SHA512;
 	}
 	return 0;
 }
@@ -255,29 +256,36 @@ gcr_pbkdf2_sha512(const void *pass, size_t passlen, const void *salt,
 
 /* ---- Block ciphers ----------------------------------------------------------- */
 
-/* libgcrypt's cipher for a GELI cipher in CBC mode (AES-XTS: its metadata
- * cipher, AES-CBC of the same key length), or 0. */
+/*
+ * libgcrypt's cipher for a generic one with keys of kbytes bytes each (XTS
+ * has two), or 0: the one place generic names become libgcrypt's.
+ */
 static int
-gcr_cbc_algo(unsigned ealgo, unsigned keylen)
+gcr_cipher_algo(enum gc_cipher cipher, size_t kbytes)
 {
-	switch (ealgo) {
-	case GELI_ALGO_AES_XTS:
-	case GELI_ALGO_AES_CBC:
-		return keylen == 128 ? GCRY_CIPHER_AES128 :
-		    keylen == 192 ? GCRY_CIPHER_AES192 :
-		    keylen == 256 ? GCRY_CIPHER_AES256 : 0;
-	case GELI_ALGO_CAMELLIA_CBC:
-		return keylen == 128 ? GCRY_CIPHER_CAMELLIA128 :
-		    keylen == 192 ? GCRY_CIPHER_CAMELLIA192 :
-		    keylen == 256 ? GCRY_CIPHER_CAMELLIA256 : 0;
-	case GELI_ALGO_BLOWFISH_CBC:
-		/* Any length from 32 to 448 bits; GELI uses 128..448. */
-		return keylen >= 32 && keylen <= 448 && keylen % 8 == 0 ?
-		    GCRY_CIPHER_BLOWFISH : 0;
-	case GELI_ALGO_3DES_CBC:
-		return keylen == 192 ? GCRY_CIPHER_3DES : 0;
+	switch (cipher) {
+	case GC_AES:
+		return kbytes == 16 ? GCRY_CIPHER_AES128 :
+		    kbytes == 24 ? GCRY_CIPHER_AES192 :
+		    kbytes == 32 ? GCRY_CIPHER_AES256 : 0;
+	case GC_CAMELLIA:
+		return kbytes == 16 ? GCRY_CIPHER_CAMELLIA128 :
+		    kbytes == 24 ? GCRY_CIPHER_CAMELLIA192 :
+		    kbytes == 32 ? GCRY_CIPHER_CAMELLIA256 : 0;
+	case GC_BLOWFISH:
+		return kbytes >= 4 && kbytes <= 56 ? GCRY_CIPHER_BLOWFISH : 0;
+	case GC_3DES:
+		return kbytes == 24 ? GCRY_CIPHER_3DES : 0;
+	case GC_NONE:	/* crypto.c's own: never asked for */
+		break;
 	}
 	return 0;
+}
+
+static int
+gcr_mode(enum gc_mode mode)
+{
+	return mode == GC_XTS ? GCRY_CIPHER_MODE_XTS : GCRY_CIPHER_MODE_CBC;
 }
 
 /* A handle of algo in mode, keyed with klen bytes. */
@@ -312,112 +320,63 @@ gcr_keyed(int algo, int mode, const uint8_t *key, size_t klen,
 	return 0;
 }
 
-/* One data unit: the IV (blklen bytes), then len bytes, in place when
- * in == out (libgcrypt wants a NULL input for that). */
-static int
-gcr_crypt(gcry_cipher_hd_t h, size_t ivlen, const uint8_t *iv,
-    const uint8_t *in, uint8_t *out, size_t len, int enc)
+static bool
+gcr_cipher_available(enum gc_cipher cipher, enum gc_mode mode,
+    unsigned keybits)
 {
-	const void *src = in == out ? NULL : in;
-	size_t srclen = in == out ? 0 : len;
-	gcry_error_t e;
-
-	e = gcry_cipher_setiv(h, iv, ivlen);
-	if (e == 0)
-		e = enc ? gcry_cipher_encrypt(h, out, len, src, srclen) :
-		    gcry_cipher_decrypt(h, out, len, src, srclen);
-	return gcr_errno(e);
-}
-
-static int
-gcr_cbc(unsigned ealgo, const uint8_t *key, unsigned keylen, const uint8_t *iv,
-    const uint8_t *in, uint8_t *out, size_t len, int enc)
-{
+	int algo = gcr_cipher_algo(cipher, keybits / 8);
 	gcry_cipher_hd_t h;
-	int algo, error;
 
-	if (ealgo == GELI_ALGO_NULL) {
-		if (out != in)
-			memmove(out, in, len);
-		return 0;
-	}
-	algo = gcr_cbc_algo(ealgo, keylen);
-	if (algo == 0)
-		return -EINVAL;
-	error = gcr_keyed(algo, GCRY_CIPHER_MODE_CBC, key, keylen / 8, &h);
-	if (error != 0)
-		return error;
-	error = gcr_crypt(h, gcry_cipher_get_algo_blklen(algo), iv, in, out,
-	    len, enc);
-	gcry_cipher_close(h);	/* wipes the key schedule */
-	return error;
+	if (algo == 0 || keybits % 8 != 0 ||
+	    gcry_cipher_algo_info(algo, GCRYCTL_TEST_ALGO, NULL, NULL) != 0)
+		return false;
+	/* Whether the mode goes with the cipher: an unkeyed handle says. */
+	if (gcry_cipher_open(&h, algo, gcr_mode(mode), 0) != 0)
+		return false;
+	gcry_cipher_close(h);
+	return true;
 }
 
-static int
-gcr_available(unsigned algo)
+static bool
+gcr_hash_available(enum gc_hash hash)
 {
-	int a;
+	int algo = gcr_md_algo(hash);
 
-	if (algo == GELI_ALGO_NULL)
-		return 1;
-	a = gcr_md_algo(algo);
-	if (a != 0)
-		return gcry_md_test_algo(a) == 0;
-	a = gcr_cbc_algo(algo, algo == GELI_ALGO_3DES_CBC ? 192 : 128);
-	if (a == 0)
-		return 0;
-	return gcry_cipher_algo_info(a, GCRYCTL_TEST_ALGO, NULL, NULL) == 0;
+	return algo != 0 && gcry_md_test_algo(algo) == 0;
 }
 
-/* ---- Sector ciphers ------------------------------------------------------------- */
+/* ---- Keyed ciphers ------------------------------------------------------------- */
 
-struct gcr_sector_cipher {
-	struct gc_sector_cipher base;
-	gcry_cipher_hd_t h;	/* NULL for the NULL cipher */
-	size_t ivlen;
+struct gcr_cipher {
+	struct gc_cipher_ctx base;
+	gcry_cipher_hd_t h;
 };
 
 static void
-gcr_sector_cipher_free(struct gc_sector_cipher *g)
+gcr_cipher_free(struct gc_cipher_ctx *g)
 {
-	struct gcr_sector_cipher *c = (struct gcr_sector_cipher *)g;
+	struct gcr_cipher *c = (struct gcr_cipher *)g;
 
-	if (c->h != NULL)
-		gcry_cipher_close(c->h);
+	gcry_cipher_close(c->h);	/* wipes the key schedule */
 	free(c);
 }
 
 static int
-gcr_sector_cipher_new(unsigned ealgo, unsigned keylen, const uint8_t *key,
-    struct gc_sector_cipher **out)
+gcr_cipher_new(enum gc_cipher cipher, enum gc_mode mode, const uint8_t *key,
+    size_t keybytes, struct gc_cipher_ctx **out)
 {
-	struct gcr_sector_cipher *c;
-	int algo, mode = GCRY_CIPHER_MODE_CBC, error;
-	size_t klen = keylen / 8;
+	/* XTS: two keys of the cipher's length, data key || tweak key. */
+	size_t kbytes = mode == GC_XTS ? keybytes / 2 : keybytes;
+	int algo = gcr_cipher_algo(cipher, kbytes), error;
+	struct gcr_cipher *c;
 
+	if (algo == 0 || (mode == GC_XTS && keybytes % 2 != 0))
+		return -EINVAL;
 	c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return -ENOMEM;
 	c->base.ops = self;
-	if (ealgo == GELI_ALGO_NULL) {
-		*out = &c->base;
-		return 0;
-	}
-	if (ealgo == GELI_ALGO_AES_XTS) {
-		/* Two AES keys of keylen bits: data key || tweak key. */
-		algo = keylen == 128 ? GCRY_CIPHER_AES128 :
-		    keylen == 256 ? GCRY_CIPHER_AES256 : 0;
-		mode = GCRY_CIPHER_MODE_XTS;
-		klen *= 2;
-	} else {
-		algo = gcr_cbc_algo(ealgo, keylen);
-	}
-	if (algo == 0) {
-		free(c);
-		return -EINVAL;
-	}
-	c->ivlen = gcry_cipher_get_algo_blklen(algo);
-	error = gcr_keyed(algo, mode, key, klen, &c->h);
+	error = gcr_keyed(algo, gcr_mode(mode), key, keybytes, &c->h);
 	if (error != 0) {
 		free(c);
 		return error;
@@ -426,18 +385,22 @@ gcr_sector_cipher_new(unsigned ealgo, unsigned keylen, const uint8_t *key,
 	return 0;
 }
 
+/* One data unit: the IV, then len bytes, in place when in == out
+ * (libgcrypt wants a NULL input for that). */
 static int
-gcr_sector_crypt(struct gc_sector_cipher *g, const uint8_t *iv,
-    const uint8_t *in, uint8_t *out, size_t len, int enc)
+gcr_crypt(struct gc_cipher_ctx *g, const uint8_t *iv, const uint8_t *in,
+    uint8_t *out, size_t len, int enc)
 {
-	struct gcr_sector_cipher *c = (struct gcr_sector_cipher *)g;
+	struct gcr_cipher *c = (struct gcr_cipher *)g;
+	const void *src = in == out ? NULL : in;
+	size_t srclen = in == out ? 0 : len;
+	gcry_error_t e;
 
-	if (c->h == NULL) {
-		if (out != in)
-			memmove(out, in, len);
-		return 0;
-	}
-	return gcr_crypt(c->h, c->ivlen, iv, in, out, len, enc);
+	e = gcry_cipher_setiv(c->h, iv, g->ivlen);
+	if (e == 0)
+		e = enc ? gcry_cipher_encrypt(c->h, out, len, src, srclen) :
+		    gcry_cipher_decrypt(c->h, out, len, src, srclen);
+	return gcr_errno(e);
 }
 
 /* ---- SHA256 with a prefix ------------------------------------------------------------ */
@@ -502,18 +465,18 @@ gcr_mac_free(struct gc_mac *g)
 }
 
 static int
-gcr_mac_new(unsigned aalgo, struct gc_mac **out)
+gcr_mac_new(enum gc_hash hash, struct gc_mac **out)
 {
 	struct gcr_mac *m;
 	gcry_error_t e;
 
-	if (gcr_md_algo(aalgo) == 0)
+	if (gcr_md_algo(hash) == 0)
 		return -EINVAL;
 	m = calloc(1, sizeof(*m));
 	if (m == NULL)
 		return -ENOMEM;
 	m->base.ops = self;
-	m->algo = gcr_md_algo(aalgo);
+	m->algo = gcr_md_algo(hash);
 	e = gcry_md_open(&m->md, m->algo, GCRY_MD_FLAG_HMAC);
 	if (e != 0) {
 		free(m);
@@ -550,11 +513,12 @@ const struct gc_ops gc_ops_gcrypt = {
 	.hmac_final = gcr_hmac_final,
 	.hmac_free = gcr_hmac_free,
 	.pbkdf2_sha512 = gcr_pbkdf2_sha512,
-	.cbc = gcr_cbc,
-	.available = gcr_available,
-	.sector_cipher_new = gcr_sector_cipher_new,
-	.sector_crypt = gcr_sector_crypt,
-	.sector_cipher_free = gcr_sector_cipher_free,
+	.cipher_available = gcr_cipher_available,
+	.hash_available = gcr_hash_available,
+	.cipher_new = gcr_cipher_new,
+	.crypt = gcr_crypt,
+	.crypt_batch = NULL,	/* libgcrypt has no call for many units: crypto.c loops */
+	.cipher_free = gcr_cipher_free,
 	.sha256_prefixed_new = gcr_sha256_prefixed_new,
 	.sha256_prefixed = gcr_sha256_prefixed,
 	.sha256_prefixed_free = gcr_sha256_prefixed_free,

@@ -234,123 +234,92 @@ ossl_pbkdf2_sha512(const void *pass, size_t passlen, const void *salt,
 	    (int)iter, EVP_sha512(), (int)outlen, out) == 1 ? 0 : -EIO;
 }
 
-/* ---- Block ciphers in CBC mode --------------------------------------------- */
+/* ---- Generic names to OpenSSL's ------------------------------------------------- */
 
+/*
+ * OpenSSL's cipher for a generic one in mode with keys of kbytes bytes each
+ * (XTS has two), or NULL: the one place generic names become OpenSSL's.
+ */
 static const char *
-ossl_cbc_name(unsigned ealgo, unsigned keylen)
+ossl_cipher_name(enum gc_cipher cipher, enum gc_mode mode, size_t kbytes)
 {
-	switch (ealgo) {
-	case GELI_ALGO_AES_XTS:		/* metadata of XTS volumes: AES-CBC */
-	case GELI_ALGO_AES_CBC:
-		switch (keylen) {
-		case 128: return "AES-128-CBC";
-		case 192: return "AES-192-CBC";
-		case 256: return "AES-256-CBC";
-		}
-		return NULL;
-	case GELI_ALGO_CAMELLIA_CBC:
-		switch (keylen) {
-		case 128: return "CAMELLIA-128-CBC";
-		case 192: return "CAMELLIA-192-CBC";
-		case 256: return "CAMELLIA-256-CBC";
-		}
-		return NULL;
-	case GELI_ALGO_BLOWFISH_CBC:
-		return "BF-CBC";
-	case GELI_ALGO_3DES_CBC:
-		return keylen == 192 ? "DES-EDE3-CBC" : NULL;
+	static const char *const aes[2][3] = {
+		{ "AES-128-CBC", "AES-192-CBC", "AES-256-CBC" },
+		{ "AES-128-XTS", NULL, "AES-256-XTS" },
+	};
+	static const char *const camellia[3] = { "CAMELLIA-128-CBC",
+	    "CAMELLIA-192-CBC", "CAMELLIA-256-CBC" };
+	bool xts = mode == GC_XTS;
+	int i = kbytes == 16 ? 0 : kbytes == 24 ? 1 : kbytes == 32 ? 2 : -1;
+
+	switch (cipher) {
+	case GC_AES:
+		return i >= 0 ? aes[xts][i] : NULL;
+	case GC_CAMELLIA:
+		return i >= 0 && !xts ? camellia[i] : NULL;
+	case GC_BLOWFISH:	/* the legacy provider's */
+		return kbytes >= 4 && kbytes <= 56 && !xts ? "BF-CBC" : NULL;
+	case GC_3DES:		/* the legacy provider's */
+		return kbytes == 24 && !xts ? "DES-EDE3-CBC" : NULL;
+	case GC_NONE:	/* crypto.c's own: never asked for */
+		break;
 	}
 	return NULL;
 }
 
-static int
-ossl_cbc(unsigned ealgo, const uint8_t *key, unsigned keylen, const uint8_t *iv,
-    const uint8_t *in, uint8_t *out, size_t len, int enc)
+/* OpenSSL's digest for a generic hash, or NULL. */
+static const char *
+ossl_md_name(enum gc_hash hash)
 {
-	EVP_CIPHER_CTX *ctx;
-	EVP_CIPHER *cipher;
-	const char *name;
-	int outl, ok;
-
-	if (ealgo == GELI_ALGO_NULL) {
-		if (out != in)
-			memmove(out, in, len);
-		return 0;
+	switch (hash) {
+	case GC_MD5:	return "MD5";
+	case GC_SHA1:	return "SHA1";
+	case GC_RMD160:	return "RIPEMD160";	/* the legacy provider's */
+	case GC_SHA256:	return "SHA256";
+	case GC_SHA384:	return "SHA384";
+	case GC_SHA512:	return "SHA512";
 	}
-	name = ossl_cbc_name(ealgo, keylen);
-	if (name == NULL)
-		return -EINVAL;
-	cipher = EVP_CIPHER_fetch(NULL, name, NULL);
-	if (cipher == NULL)
-		return -ENOTSUP;
-	ctx = EVP_CIPHER_CTX_new();
-	if (ctx == NULL) {
-		EVP_CIPHER_free(cipher);
-		return -ENOMEM;
-	}
-	ok = EVP_CipherInit_ex2(ctx, cipher, NULL, NULL, enc, NULL) == 1 &&
-	    EVP_CIPHER_CTX_set_key_length(ctx, (int)(keylen / 8)) == 1 &&
-	    EVP_CIPHER_CTX_set_padding(ctx, 0) == 1 &&
-	    EVP_CipherInit_ex2(ctx, NULL, key, iv, enc, NULL) == 1 &&
-	    EVP_CipherUpdate(ctx, out, &outl, in, (int)len) == 1 &&
-	    (size_t)outl == len;
-	EVP_CIPHER_CTX_free(ctx);
-	EVP_CIPHER_free(cipher);
-	return ok ? 0 : -EIO;
+	return NULL;
 }
 
-static int
-ossl_available(unsigned algo)
+static bool
+ossl_cipher_available(enum gc_cipher cipher, enum gc_mode mode,
+    unsigned keybits)
 {
-	const char *name = NULL;
+	const char *name = keybits % 8 == 0 ?
+	    ossl_cipher_name(cipher, mode, keybits / 8) : NULL;
 	EVP_CIPHER *c;
-	EVP_MD *md;
 
-	switch (algo) {
-	case GELI_ALGO_NULL:
-		return 1;
-	case GELI_ALGO_HMAC_MD5:	name = "MD5"; break;
-	case GELI_ALGO_HMAC_SHA1:	name = "SHA1"; break;
-	case GELI_ALGO_HMAC_RMD160:	name = "RIPEMD160"; break;
-	case GELI_ALGO_HMAC_SHA256:	name = "SHA256"; break;
-	case GELI_ALGO_HMAC_SHA384:	name = "SHA384"; break;
-	case GELI_ALGO_HMAC_SHA512:	name = "SHA512"; break;
-	}
-	if (name != NULL) {
-		md = EVP_MD_fetch(NULL, name, NULL);
-		EVP_MD_free(md);
-		return md != NULL;
-	}
-	if (algo == GELI_ALGO_AES_XTS)
-		name = "AES-128-XTS";
-	else
-		name = ossl_cbc_name(algo, algo == GELI_ALGO_3DES_CBC ? 192 : 128);
 	if (name == NULL)
-		return 0;
+		return false;
 	c = EVP_CIPHER_fetch(NULL, name, NULL);
 	EVP_CIPHER_free(c);
 	return c != NULL;
 }
 
-/* ---- Sector ciphers ------------------------------------------------------------- */
-
-struct ossl_sector_cipher {
-	struct gc_sector_cipher base;
-	EVP_CIPHER_CTX *enc, *dec;
-	unsigned ealgo;
-};
-
-static const char *
-ossl_sector_name(unsigned ealgo, unsigned keylen)
+static bool
+ossl_hash_available(enum gc_hash hash)
 {
-	if (ealgo == GELI_ALGO_AES_XTS)
-		return keylen == 128 ? "AES-128-XTS" :
-		    keylen == 256 ? "AES-256-XTS" : NULL;
-	return ossl_cbc_name(ealgo, keylen);
+	const char *name = ossl_md_name(hash);
+	EVP_MD *md;
+
+	if (name == NULL)
+		return false;
+	md = EVP_MD_fetch(NULL, name, NULL);
+	EVP_MD_free(md);
+	return md != NULL;
 }
 
+/* ---- Keyed ciphers ------------------------------------------------------------- */
+
+/* A context for each direction, keyed once; a unit only changes the IV. */
+struct ossl_cipher {
+	struct gc_cipher_ctx base;
+	EVP_CIPHER_CTX *enc, *dec;
+};
+
 static EVP_CIPHER_CTX *
-ossl_keyed_ctx(EVP_CIPHER *cipher, unsigned keylen_bytes, const uint8_t *key,
+ossl_keyed_ctx(EVP_CIPHER *cipher, size_t keybytes, const uint8_t *key,
     int enc, bool xts)
 {
 	EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
@@ -360,7 +329,7 @@ ossl_keyed_ctx(EVP_CIPHER *cipher, unsigned keylen_bytes, const uint8_t *key,
 	/* XTS has no padding; setting it would cost a parameter round trip
 	 * on every IV change. */
 	if (EVP_CipherInit_ex2(ctx, cipher, NULL, NULL, enc, NULL) != 1 ||
-	    EVP_CIPHER_CTX_set_key_length(ctx, (int)keylen_bytes) != 1 ||
+	    EVP_CIPHER_CTX_set_key_length(ctx, (int)keybytes) != 1 ||
 	    (!xts && EVP_CIPHER_CTX_set_padding(ctx, 0) != 1) ||
 	    EVP_CipherInit_ex2(ctx, NULL, key, NULL, enc, NULL) != 1) {
 		EVP_CIPHER_CTX_free(ctx);
@@ -370,9 +339,9 @@ ossl_keyed_ctx(EVP_CIPHER *cipher, unsigned keylen_bytes, const uint8_t *key,
 }
 
 static void
-ossl_sector_cipher_free(struct gc_sector_cipher *g)
+ossl_cipher_free(struct gc_cipher_ctx *g)
 {
-	struct ossl_sector_cipher *c = (struct ossl_sector_cipher *)g;
+	struct ossl_cipher *c = (struct ossl_cipher *)g;
 
 	EVP_CIPHER_CTX_free(c->enc);	/* cleanses the key schedule */
 	EVP_CIPHER_CTX_free(c->dec);
@@ -380,39 +349,33 @@ ossl_sector_cipher_free(struct gc_sector_cipher *g)
 }
 
 static int
-ossl_sector_cipher_new(unsigned ealgo, unsigned keylen, const uint8_t *key,
-    struct gc_sector_cipher **out)
+ossl_cipher_new(enum gc_cipher cipher, enum gc_mode mode, const uint8_t *key,
+    size_t keybytes, struct gc_cipher_ctx **out)
 {
-	struct ossl_sector_cipher *c;
-	EVP_CIPHER *cipher;
+	bool xts = mode == GC_XTS;
 	const char *name;
-	unsigned kbytes;
+	struct ossl_cipher *c;
+	EVP_CIPHER *evp;
 
-	c = OPENSSL_zalloc(sizeof(*c));
-	if (c == NULL)
-		return -ENOMEM;
-	c->base.ops = self;
-	c->ealgo = ealgo;
-	if (ealgo == GELI_ALGO_NULL) {
-		*out = &c->base;
-		return 0;
-	}
-	name = ossl_sector_name(ealgo, keylen);
-	if (name == NULL) {
-		OPENSSL_free(c);
+	/* XTS: two keys of the cipher's length, data key || tweak key. */
+	name = xts && keybytes % 2 != 0 ? NULL :
+	    ossl_cipher_name(cipher, mode, xts ? keybytes / 2 : keybytes);
+	if (name == NULL)
 		return -EINVAL;
-	}
-	cipher = EVP_CIPHER_fetch(NULL, name, NULL);
-	if (cipher == NULL) {
-		OPENSSL_free(c);
+	evp = EVP_CIPHER_fetch(NULL, name, NULL);
+	if (evp == NULL)
 		return -ENOTSUP;
+	c = OPENSSL_zalloc(sizeof(*c));
+	if (c == NULL) {
+		EVP_CIPHER_free(evp);
+		return -ENOMEM;
 	}
-	kbytes = keylen / 8 * (ealgo == GELI_ALGO_AES_XTS ? 2 : 1);
-	c->enc = ossl_keyed_ctx(cipher, kbytes, key, 1, ealgo == GELI_ALGO_AES_XTS);
-	c->dec = ossl_keyed_ctx(cipher, kbytes, key, 0, ealgo == GELI_ALGO_AES_XTS);
-	EVP_CIPHER_free(cipher);
+	c->base.ops = self;
+	c->enc = ossl_keyed_ctx(evp, keybytes, key, 1, xts);
+	c->dec = ossl_keyed_ctx(evp, keybytes, key, 0, xts);
+	EVP_CIPHER_free(evp);
 	if (c->enc == NULL || c->dec == NULL) {
-		ossl_sector_cipher_free(&c->base);
+		ossl_cipher_free(&c->base);
 		return -EIO;
 	}
 	*out = &c->base;
@@ -420,19 +383,13 @@ ossl_sector_cipher_new(unsigned ealgo, unsigned keylen, const uint8_t *key,
 }
 
 static int
-ossl_sector_crypt(struct gc_sector_cipher *g, const uint8_t *iv,
-    const uint8_t *in, uint8_t *out, size_t len, int enc)
+ossl_crypt(struct gc_cipher_ctx *g, const uint8_t *iv, const uint8_t *in,
+    uint8_t *out, size_t len, int enc)
 {
-	struct ossl_sector_cipher *c = (struct ossl_sector_cipher *)g;
-	EVP_CIPHER_CTX *ctx;
+	struct ossl_cipher *c = (struct ossl_cipher *)g;
+	EVP_CIPHER_CTX *ctx = enc ? c->enc : c->dec;
 	int outl;
 
-	if (c->ealgo == GELI_ALGO_NULL) {
-		if (out != in)
-			memmove(out, in, len);
-		return 0;
-	}
-	ctx = enc ? c->enc : c->dec;
 	if (EVP_CipherInit_ex(ctx, NULL, NULL, NULL, iv, enc) != 1 ||
 	    EVP_CipherUpdate(ctx, out, &outl, in, (int)len) != 1 ||
 	    (size_t)outl != len)
@@ -510,21 +467,14 @@ ossl_mac_free(struct gc_mac *g)
 }
 
 static int
-ossl_mac_new(unsigned aalgo, struct gc_mac **out)
+ossl_mac_new(enum gc_hash hash, struct gc_mac **out)
 {
+	const char *d = ossl_md_name(hash);
 	struct ossl_mac *m;
-	const char *d;
 	EVP_MAC *mac;
 
-	switch (aalgo) {
-	case GELI_ALGO_HMAC_MD5:	d = "MD5"; break;
-	case GELI_ALGO_HMAC_SHA1:	d = "SHA1"; break;
-	case GELI_ALGO_HMAC_RMD160:	d = "RIPEMD160"; break;
-	case GELI_ALGO_HMAC_SHA256:	d = "SHA256"; break;
-	case GELI_ALGO_HMAC_SHA384:	d = "SHA384"; break;
-	case GELI_ALGO_HMAC_SHA512:	d = "SHA512"; break;
-	default:			return -EINVAL;
-	}
+	if (d == NULL)
+		return -EINVAL;
 	mac = ossl_hmac_mac();
 	if (mac == NULL)
 		return -ENOSYS;
@@ -570,11 +520,12 @@ const struct gc_ops gc_ops_openssl = {
 	.hmac_final = ossl_hmac_final,
 	.hmac_free = ossl_hmac_free,
 	.pbkdf2_sha512 = ossl_pbkdf2_sha512,
-	.cbc = ossl_cbc,
-	.available = ossl_available,
-	.sector_cipher_new = ossl_sector_cipher_new,
-	.sector_crypt = ossl_sector_crypt,
-	.sector_cipher_free = ossl_sector_cipher_free,
+	.cipher_available = ossl_cipher_available,
+	.hash_available = ossl_hash_available,
+	.cipher_new = ossl_cipher_new,
+	.crypt = ossl_crypt,
+	.crypt_batch = NULL,	/* OpenSSL has no call for many units: crypto.c loops */
+	.cipher_free = ossl_cipher_free,
 	.sha256_prefixed_new = ossl_sha256_prefixed_new,
 	.sha256_prefixed = ossl_sha256_prefixed,
 	.sha256_prefixed_free = ossl_sha256_prefixed_free,

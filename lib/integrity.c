@@ -28,7 +28,7 @@ chunk_tag(struct sector_ctx *c, uint64_t phys, const uint8_t *data,
 	mac = sector_ctx_mac(c, &error);
 	if (mac == NULL)
 		return error;
-	if (c->g->aalgo == GELI_ALGO_HMAC_SHA256) {
+	if (c->g->hash == GC_SHA256) {
 		/* AK once per context; per chunk only the offset changes. */
 		akoff = sector_ctx_akoff(c, &error);
 		if (akoff == NULL)

@@ -10,9 +10,11 @@
  *
  * The cipher is the volume's own in CBC mode, except AES-XTS volumes, whose
  * slots use AES-CBC with the same key length; NULL stores MK in the clear.
+ * That rule is slot_crypt's, and nobody else's.
  */
 #include <string.h>
 
+#include "algs.h"
 #include "crypto.h"
 #include "geli.h"
 
@@ -45,15 +47,32 @@ mkey_scratch_new(const uint8_t *ukey, int *error)
 	return s;
 }
 
+/*
+ * The slot cipher: the generic cipher of the volume's algorithm (algs.h) in
+ * CBC mode, whatever mode its data path uses, with one key of keylen bits:
+ * the slots of an AES-XTS volume use AES-CBC of the same key length, every
+ * other cipher its own in CBC mode, and NULL (GC_NONE, no key) stores
+ * MK || VER in the clear.  192 bytes are whole 8- and 16-byte blocks.
+ */
 static int
-mkey_crypt(unsigned ealgo, unsigned keylen, const uint8_t *ek,
+slot_crypt(unsigned ealgo, unsigned keylen, const uint8_t *ek,
     const uint8_t *in, uint8_t *out, int enc)
 {
 	static const uint8_t iv[16];
+	const struct geli_alg *a = algs_cipher(ealgo);
+	struct gc_cipher_ctx *c;
+	int error;
 
-	if (keylen == 0 || keylen > 512)
+	/* A key is whole bytes; NULL, which has none, takes any length. */
+	if (a == NULL || keylen == 0 || keylen > 512 ||
+	    (a->nkeys > 0 && keylen % 8 != 0))
 		return -EINVAL;
-	return gc_cbc(ealgo, ek, keylen, iv, in, out, GELI_MKEYLEN, enc);
+	error = gc_cipher_new(NULL, a->cipher, GC_CBC, ek, keylen / 8, &c);
+	if (error != 0)
+		return error;
+	error = gc_crypt(c, iv, in, out, GELI_MKEYLEN, enc);
+	gc_cipher_free(c);	/* the library wipes the key schedule */
+	return error;
 }
 
 int
@@ -70,7 +89,7 @@ geli_mkey_encrypt(unsigned ealgo, unsigned keylen, const uint8_t *ukey,
 	error = gc_hmac_sha512(s->hk, 64, mkey, GELI_MKEY_DATALEN,
 	    s->plain + GELI_MKEY_DATALEN);
 	if (error == 0)
-		error = mkey_crypt(ealgo, keylen, s->ek, s->plain, slot, 1);
+		error = slot_crypt(ealgo, keylen, s->ek, s->plain, slot, 1);
 	geli_secure_free(s);
 	return error;
 }
@@ -85,7 +104,7 @@ mkey_decrypt_slot(const struct geli_metadata *md, struct mkey_scratch *s,
 
 	if ((md->keys & (1u << n)) == 0)
 		return -GELI_EWRONGKEY;
-	error = mkey_crypt(md->ealgo, md->keylen, s->ek,
+	error = slot_crypt(md->ealgo, md->keylen, s->ek,
 	    md->mkeys + n * GELI_MKEYLEN, s->plain, 0);
 	if (error == 0)
 		error = gc_hmac_sha512(s->hk, 64, s->plain, GELI_MKEY_DATALEN,

@@ -1,57 +1,121 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Privacy: one encrypted unit (docs/format.md §6; see sector.h). */
+/*
+ * Privacy: runs of encrypted units (docs/format.md §6; see sector.h).  The
+ * units of a run that share a range key get their IVs, then go to the
+ * cipher in one batch call (gc_crypt_batch).
+ */
 #include <string.h>
 
 #include "endian.h"
 #include "sector.h"
 
+/*
+ * The IVs of n units of len bytes from byte offset off into c->ivs, ivlen
+ * bytes each: LE64(off) || 0^8 for XTS, SHA256(IVK || LE64(off)) cut to
+ * ivlen for CBC, none without a cipher.  v<4 used the host's byte order:
+ * the same bytes on little-endian.  The IVs are no secret (XTS: the
+ * offset; CBC: sent in the clear by design), so they are not wiped.
+ */
+static int
+unit_ivs(struct sector_ctx *c, uint64_t off, size_t n, size_t len)
+{
+	const size_t ivlen = c->g->ivlen;
+	struct gc_sha256_prefixed *ivh;
+	uint8_t off8[8], h[32];
+	int error = 0;
+
+	if (ivlen == 0)
+		return 0;
+	if (c->g->mode == GC_XTS) {
+		for (size_t i = 0; i < n; i++) {
+			le64enc(c->ivs + i * 16, off + i * len);
+			memset(c->ivs + i * 16 + 8, 0, 8);
+		}
+		return 0;
+	}
+	ivh = sector_ctx_ivh(c, &error);
+	if (ivh == NULL)
+		return error;
+	for (size_t i = 0; i < n && error == 0; i++) {
+		le64enc(off8, off + i * len);
+		error = gc_sha256_prefixed(ivh, off8, sizeof(off8), h);
+		if (error == 0)
+			memcpy(c->ivs + i * ivlen, h, ivlen);
+	}
+	return error;
+}
+
+int
+sector_crypt_run(struct sector_ctx *c, uint64_t off, size_t n,
+    const uint8_t *in, uint8_t *out, size_t len, int enc)
+{
+	struct gc_cipher_ctx *cipher;
+	int error = 0;
+
+	while (n > 0 && error == 0) {
+		uint64_t k = keys_number(c->keys, off);
+		size_t m = 1;
+
+		/* The units up to the next range key, at most a batch. */
+		while (m < n && m < SECTOR_BATCH &&
+		    keys_number(c->keys, off + m * len) == k)
+			m++;
+		cipher = sector_ctx_cipher(c, k, &error);
+		if (cipher == NULL)
+			return error;
+		error = unit_ivs(c, off, m, len);
+		if (error == 0)
+			error = gc_crypt_batch(cipher, m, c->ivs, in, out, len, enc);
+		off += m * len;
+		in += m * len;
+		out += m * len;
+		n -= m;
+	}
+	return error;
+}
+
+/* One unit (an integrity chunk): the same, without a run to split. */
 int
 sector_crypt(struct sector_ctx *c, uint64_t off, const uint8_t *in,
     uint8_t *out, size_t len, int enc)
 {
-	struct gc_sector_cipher *cipher;
-	struct gc_sha256_prefixed *ivh;
-	uint8_t iv[32], off8[8];
+	struct gc_cipher_ctx *cipher;
 	int error = 0;
 
-	if (c->g->ealgo == GELI_ALGO_NULL) {
-		if (out != in)
-			memcpy(out, in, len);
-		return 0;
-	}
 	cipher = sector_ctx_cipher(c, keys_number(c->keys, off), &error);
 	if (cipher == NULL)
 		return error;
-	/* v<4 used the host's byte order: the same bytes on little-endian. */
-	le64enc(off8, off);
-	if (c->g->ealgo == GELI_ALGO_AES_XTS) {
-		memset(iv, 0, 16);
-		memcpy(iv, off8, 8);
-	} else {
-		ivh = sector_ctx_ivh(c, &error);
-		if (ivh == NULL)
-			return error;
-		error = gc_sha256_prefixed(ivh, off8, sizeof(off8), iv);
-		if (error != 0)
-			return error;
-	}
-	/* The IV is no secret (XTS: the offset; CBC: sent in the clear by
-	 * design), so it is not wiped: this is the per-sector hot path. */
-	return gc_sector_crypt(cipher, iv, in, out, len, enc);
+	error = unit_ivs(c, off, 1, len);
+	return error != 0 ? error : gc_crypt(cipher, c->ivs, in, out, len, enc);
 }
 
-int
-sector_read_stored(struct sector_ctx *c, uint64_t off, const uint8_t *in,
-    uint8_t *out, size_t len)
+/* Ciphertext is all zeros by chance with odds of 2^-128 per 16 bytes: the
+ * first 16 decide nearly always, at once. */
+static bool
+is_hole(const uint8_t *p, size_t len)
 {
 	static const uint8_t zero[16];
 
-	/* Ciphertext is all zeros by chance with odds of 2^-128 per 16
-	 * bytes: the first 16 decide nearly always, at once. */
-	if (len >= sizeof(zero) && memcmp(in, zero, sizeof(zero)) == 0 &&
-	    memcmp(in, in + sizeof(zero), len - sizeof(zero)) == 0) {
-		memset(out, 0, len);
-		return 0;
+	return len >= sizeof(zero) && memcmp(p, zero, sizeof(zero)) == 0 &&
+	    memcmp(p, p + sizeof(zero), len - sizeof(zero)) == 0;
+}
+
+int
+sector_read_stored(struct sector_ctx *c, uint64_t off, size_t n,
+    const uint8_t *in, uint8_t *out, size_t len)
+{
+	size_t a = 0;		/* the run of sectors to decrypt: [a, i) */
+	int error = 0;
+
+	for (size_t i = 0; i <= n && error == 0; i++) {
+		if (i < n && !is_hole(in + i * len, len))
+			continue;
+		if (i > a)
+			error = sector_crypt_run(c, off + a * len, i - a,
+			    in + a * len, out + a * len, len, 0);
+		if (i < n)
+			memset(out + i * len, 0, len);
+		a = i + 1;
 	}
-	return sector_crypt(c, off, in, out, len, 0);
+	return error;
 }

@@ -28,14 +28,27 @@
 #include "keys.h"
 
 #define SECTOR_CIPHERS 4	/* pre-keyed ciphers per thread */
+#define SECTOR_BATCH 256	/* most units per batch call (the IVs' room) */
+#define SECTOR_IVMAX 16		/* most bytes of a unit's IV */
 
+/* A volume's sector geometry, its algorithms in generic terms (algs.h). */
 struct sector_geom {
 	const struct gc_ops *crypto;	/* the backend of the volume's contexts */
-	unsigned ealgo, keylen, aalgo, alen;
+	enum gc_cipher cipher;		/* of the data path (GC_NONE: NULL) */
+	enum gc_mode mode;
+	size_t keybytes;		/* of a range key's 64 bytes (0: NULL) */
+	size_t ivlen;			/* 0: no IV (NULL) */
+	enum gc_hash hash;		/* integrity: the HMAC's hash ... */
+	unsigned alen;			/* ... and its tag length */
 	uint32_t S, P;		/* GELI and provider sector sizes */
 	uint32_t dps, lsec, bps;	/* integrity layout (§7.1); bps = S without */
 	bool auth;
 };
+
+/* sector_ctx.c: the geometry of metadata md on a provider of P-byte
+ * sectors, with backend be; -EINVAL for what it cannot describe. */
+int sector_geom_init(struct sector_geom *g, const struct gc_ops *be,
+    const struct geli_metadata *md, uint32_t P);
 
 /*
  * One thread's contexts.  Its keyed objects are sector_ctx.c's, reached
@@ -48,7 +61,7 @@ struct sector_ctx {
 	struct geli_keys *keys;
 	struct {
 		uint64_t k;
-		struct gc_sector_cipher *c;
+		struct gc_cipher_ctx *c;
 	} ciph[SECTOR_CIPHERS];
 	unsigned ciph_next;
 	struct gc_sha256_prefixed *ivh;	/* SHA256(IVK || .) */
@@ -57,6 +70,7 @@ struct sector_ctx {
 	struct gc_mac *mac;
 	uint8_t *buf;			/* the owner's bounce buffer */
 	size_t buflen;
+	uint8_t ivs[SECTOR_BATCH * SECTOR_IVMAX];	/* one batch's IVs */
 };
 
 /* sector_ctx.c: a context for geometry g and keys (both outlive it), keyed
@@ -72,9 +86,9 @@ void sector_ctx_free(struct sector_ctx *c);
  * fails.  The pre-keyed cipher for range key k (the last SECTOR_CIPHERS
  * are kept); SHA256(IVK || .) and SHA256(AK || .) with the key absorbed;
  * the 72-byte locked buffer AK || offset (integrity with HMAC/SHA256); the
- * tag MAC of g->aalgo.
+ * tag MAC of g->hash.
  */
-struct gc_sector_cipher *sector_ctx_cipher(struct sector_ctx *c, uint64_t k,
+struct gc_cipher_ctx *sector_ctx_cipher(struct sector_ctx *c, uint64_t k,
     int *error);
 struct gc_sha256_prefixed *sector_ctx_ivh(struct sector_ctx *c, int *error);
 struct gc_sha256_prefixed *sector_ctx_akh(struct sector_ctx *c, int *error);
@@ -84,16 +98,27 @@ struct gc_mac *sector_ctx_mac(struct sector_ctx *c, int *error);
  * providers need that); NULL without memory. */
 uint8_t *sector_ctx_buf(struct sector_ctx *c, size_t len);
 
-/* privacy.c: en/decrypt one unit of len bytes at byte offset off. */
+/*
+ * privacy.c: en/decrypt n consecutive units of len bytes from byte offset
+ * off (unit i: offset off + i*len, bytes in + i*len and out + i*len; in and
+ * out may be the same).  Each run of units that share a range key goes to
+ * the cipher in one batch call, SECTOR_BATCH units at most.
+ */
+int sector_crypt_run(struct sector_ctx *c, uint64_t off, size_t n,
+    const uint8_t *in, uint8_t *out, size_t len, int enc);
+
+/* privacy.c: one unit, as sector_crypt_run with n = 1. */
 int sector_crypt(struct sector_ctx *c, uint64_t off, const uint8_t *in,
     uint8_t *out, size_t len, int enc);
+
 /*
- * privacy.c: a stored sector of len bytes at off into plaintext.  One whose
- * bytes are all zero is a hole (never written, or deleted: geli_volume_zero)
- * and reads as zeros; any other is decrypted.
+ * privacy.c: n stored sectors of len bytes from off into plaintext, as
+ * sector_crypt_run.  One whose bytes are all zero is a hole (never written,
+ * or deleted: geli_volume_zero) and reads as zeros; the runs between holes
+ * are decrypted.
  */
-int sector_read_stored(struct sector_ctx *c, uint64_t off, const uint8_t *in,
-    uint8_t *out, size_t len);
+int sector_read_stored(struct sector_ctx *c, uint64_t off, size_t n,
+    const uint8_t *in, uint8_t *out, size_t len);
 
 /* integrity.c: logical sector i between S plaintext bytes and bps bytes. */
 int sector_auth_encrypt(struct sector_ctx *c, uint64_t i, const uint8_t *plain,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The life of a sector context (sector.h): made for one thread, its ciphers,
+ * A volume's sector geometry, and the life of a sector context (sector.h):
+ * made for one thread, its ciphers,
  * IV and tag hashes keyed from the volume's keys on first use, dropped
  * (wiped) on suspend and rebuilt after resume, freed with its bounce buffer.
  * privacy.c and integrity.c reach the keyed objects only through here.
@@ -8,7 +9,38 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algs.h"
 #include "sector.h"
+
+int
+sector_geom_init(struct sector_geom *g, const struct gc_ops *be,
+    const struct geli_metadata *md, uint32_t P)
+{
+	const struct geli_alg *e = algs_cipher(md->ealgo), *a;
+
+	memset(g, 0, sizeof(*g));
+	if (e == NULL || algs_keybytes(e, md->keylen) > 64 ||
+	    e->ivlen > SECTOR_IVMAX)
+		return -EINVAL;
+	g->crypto = be;
+	g->cipher = e->cipher;
+	g->mode = e->mode;
+	g->keybytes = algs_keybytes(e, md->keylen);
+	g->ivlen = e->ivlen;
+	g->S = md->sectorsize;
+	g->P = P;
+	g->bps = g->S;
+	g->auth = (md->flags & GELI_FLAG_AUTH) != 0;
+	if (g->auth) {
+		a = algs_hmac(md->aalgo);
+		if (a == NULL || geli_auth_layout(md, P, &g->dps, &g->lsec) != 0)
+			return -EINVAL;
+		g->hash = a->hash;
+		g->alen = a->hashlen;
+		g->bps = g->lsec * P;
+	}
+	return 0;
+}
 
 struct sector_ctx *
 sector_ctx_new(const struct sector_geom *g, struct geli_keys *keys)
@@ -26,7 +58,7 @@ void
 sector_ctx_drop_keys(struct sector_ctx *c)
 {
 	for (unsigned i = 0; i < SECTOR_CIPHERS; i++) {
-		gc_sector_cipher_free(c->ciph[i].c);
+		gc_cipher_free(c->ciph[i].c);
 		c->ciph[i].c = NULL;
 	}
 	gc_sha256_prefixed_free(c->ivh);
@@ -49,9 +81,10 @@ sector_ctx_free(struct sector_ctx *c)
 	free(c);
 }
 
-struct gc_sector_cipher *
+struct gc_cipher_ctx *
 sector_ctx_cipher(struct sector_ctx *c, uint64_t k, int *error)
 {
+	const struct sector_geom *g = c->g;
 	uint8_t key[64];
 	unsigned i;
 
@@ -59,12 +92,13 @@ sector_ctx_cipher(struct sector_ctx *c, uint64_t k, int *error)
 		if (c->ciph[i].c != NULL && c->ciph[i].k == k)
 			return c->ciph[i].c;
 	i = c->ciph_next++ % SECTOR_CIPHERS;
-	gc_sector_cipher_free(c->ciph[i].c);
+	gc_cipher_free(c->ciph[i].c);
 	c->ciph[i].c = NULL;
-	*error = keys_get(c->keys, k, key);
+	/* NULL takes no key: no range key is derived (KeysAllocated 0). */
+	*error = g->keybytes > 0 ? keys_get(c->keys, k, key) : 0;
 	if (*error == 0)
-		*error = gc_sector_cipher_new(c->g->crypto, c->g->ealgo,
-		    c->g->keylen, key, &c->ciph[i].c);
+		*error = gc_cipher_new(g->crypto, g->cipher, g->mode,
+		    g->keybytes > 0 ? key : NULL, g->keybytes, &c->ciph[i].c);
 	geli_wipe(key, sizeof(key));
 	if (*error != 0)
 		return NULL;
@@ -115,7 +149,7 @@ sector_ctx_mac(struct sector_ctx *c, int *error)
 {
 	/* Not keyed: each tag brings its own key, so it survives suspend. */
 	if (c->mac == NULL) {
-		*error = gc_mac_new(c->g->crypto, c->g->aalgo, &c->mac);
+		*error = gc_mac_new(c->g->crypto, c->g->hash, &c->mac);
 		if (*error != 0)
 			return NULL;
 	}

@@ -6,50 +6,15 @@
  * Partial sectors are read, merged and rewritten (read-modify-write) under a
  * lock on their range; no layer above this one knows about sectors.  The
  * per-thread sector contexts live in sector_ctx.c, reads from a mapping of
- * the provider (GELI_VOLUME_MMAP) in volume_map.c.
+ * the provider (GELI_VOLUME_MMAP) in volume_map.c, the range locks and
+ * suspend in volume_gate.c, discard and zeroing in volume_delete.c.
  */
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "geli.h"
-#include "internal.h"
-#include "keys.h"
-#include "sector.h"
-#include "workers.h"
+#include "volume.h"
 
 #define GRAIN_BYTES (1u << 15)	/* least logical bytes per worker task */
-
-/* A held range of GELI sectors [a, b), shared (read) or exclusive. */
-struct range {
-	struct range *next;
-	uint64_t a, b;
-	bool excl;
-};
-
-struct geli_volume {
-	struct geli_provider *p;
-	struct geli_metadata md;
-	struct sector_geom g;
-	uint64_t size;			/* decrypted bytes */
-	unsigned flags;
-	struct geli_keys keys;
-	struct workers *w;
-
-	pthread_mutex_t lock;		/* ranges, free contexts, suspend */
-	pthread_cond_t cv;
-	struct range *ranges;
-	struct sector_ctx *free_ctx;	/* caller contexts not in use */
-	struct sector_ctx *all_ctx[64];	/* every caller context, to drop keys */
-	unsigned nctx;
-	bool suspended;
-	bool closing;			/* geli_volume_shutdown: no more I/O */
-	unsigned inflight;
-	atomic_uint_fast64_t integrity_errors;
-	atomic_bool nodelete;		/* NODELETE now (configure -T/-t) */
-	struct volume_map map;		/* GELI_VOLUME_MMAP (volume_map.c) */
-};
 
 /* ---- Thread contexts ----------------------------------------------------------- */
 
@@ -104,55 +69,6 @@ ctx_put(struct geli_volume *v, struct sector_ctx *c)
 	pthread_mutex_unlock(&v->lock);
 }
 
-/* ---- Range locks and the suspend gate ------------------------------------------- */
-
-static bool
-range_conflicts(const struct geli_volume *v, uint64_t a, uint64_t b, bool excl)
-{
-	for (const struct range *r = v->ranges; r != NULL; r = r->next)
-		if (r->a < b && a < r->b && (excl || r->excl))
-			return true;
-	return false;
-}
-
-/* Enter the gate (waits while suspended) and lock sectors [a, b); -ENXIO
- * once the volume is shut down. */
-static int
-range_lock(struct geli_volume *v, struct range *r, uint64_t a, uint64_t b,
-    bool excl)
-{
-	r->a = a;
-	r->b = b;
-	r->excl = excl;
-	pthread_mutex_lock(&v->lock);
-	while (!v->closing && (v->suspended || range_conflicts(v, a, b, excl)))
-		pthread_cond_wait(&v->cv, &v->lock);
-	if (v->closing) {
-		pthread_mutex_unlock(&v->lock);
-		return -ENXIO;
-	}
-	v->inflight++;
-	r->next = v->ranges;
-	v->ranges = r;
-	pthread_mutex_unlock(&v->lock);
-	return 0;
-}
-
-static void
-range_unlock(struct geli_volume *v, struct range *r)
-{
-	pthread_mutex_lock(&v->lock);
-	for (struct range **pp = &v->ranges; *pp != NULL; pp = &(*pp)->next) {
-		if (*pp == r) {
-			*pp = r->next;
-			break;
-		}
-	}
-	v->inflight--;
-	pthread_cond_broadcast(&v->cv);
-	pthread_mutex_unlock(&v->lock);
-}
-
 /* ---- Batches for the pool ------------------------------------------------------- */
 
 struct batch {
@@ -185,23 +101,30 @@ batch_run(void *arg, void *tls, size_t first, size_t count)
 	if (b->io && !b->enc)
 		error = geli_provider_pread(b->v->p, b->phys + first * g->bps,
 		    count * g->bps, (b->first + first) * g->bps);
-	for (size_t i = first; i < first + count && error == 0; i++) {
-		uint64_t sec = b->first + i;
+	/* Without AUTH: the grain's sectors as one run, plain <-> phys, which
+	 * may be the same buffer; a sector read from the provider may be a
+	 * hole. */
+	if (error == 0 && !g->auth) {
+		uint64_t off = (b->first + first) * g->S;
+		uint8_t *pl = b->plain + first * g->S;
+		uint8_t *ph = b->phys + first * g->S;
+
+		if (b->enc)
+			error = sector_crypt_run(c, off, count, pl, ph, g->S, 1);
+		else if (b->io)
+			error = sector_read_stored(c, off, count, ph, pl, g->S);
+		else
+			error = sector_crypt_run(c, off, count, ph, pl, g->S, 0);
+	}
+	/* With AUTH: each sector's chunks, tag by tag. */
+	for (size_t i = first; g->auth && i < first + count && error == 0; i++) {
 		uint8_t *pl = b->plain + i * g->S;
 		uint8_t *ph = b->phys + i * g->bps;
 
-		/* Without AUTH: plain <-> phys, which may be the same buffer;
-		 * a sector read from the provider may be a hole. */
-		if (!g->auth && b->enc)
-			error = sector_crypt(c, sec * g->S, pl, ph, g->S, 1);
-		else if (!g->auth && b->io)
-			error = sector_read_stored(c, sec * g->S, ph, pl, g->S);
-		else if (!g->auth)
-			error = sector_crypt(c, sec * g->S, ph, pl, g->S, 0);
-		else if (b->enc)
-			error = sector_auth_encrypt(c, sec, pl, ph);
+		if (b->enc)
+			error = sector_auth_encrypt(c, b->first + i, pl, ph);
 		else
-			error = sector_auth_decrypt(c, sec, ph, pl);
+			error = sector_auth_decrypt(c, b->first + i, ph, pl);
 	}
 	if (error == 0 && b->io && b->enc)
 		error = geli_provider_pwrite(b->v->p, b->phys + first * g->bps,
@@ -278,10 +201,10 @@ geli_volume_open(struct geli_provider *p, const struct geli_metadata *md,
 {
 	const struct gc_ops *crypto = gc_current();
 	struct geli_volume *v;
-	uint32_t P = geli_provider_sectorsize(p), dps = 0, lsec = 0;
-	int error;
-
+	uint32_t P = geli_provider_sectorsize(p);
 	struct geli_metadata chk;
+	struct sector_geom g;
+	int error;
 
 	if (crypto == NULL)
 		return -ENOSYS;
@@ -296,8 +219,8 @@ geli_volume_open(struct geli_provider *p, const struct geli_metadata *md,
 	geli_wipe(&chk, sizeof(chk));
 	if (error != 0)
 		return -EINVAL;
-	if ((md->flags & GELI_FLAG_AUTH) &&
-	    geli_auth_layout(md, P, &dps, &lsec) != 0)
+	/* This volume's backend, whatever is selected later. */
+	if (sector_geom_init(&g, crypto, md, P) != 0)
 		return -EINVAL;
 	v = calloc(1, sizeof(*v));
 	if (v == NULL)
@@ -306,20 +229,7 @@ geli_volume_open(struct geli_provider *p, const struct geli_metadata *md,
 	v->md = *md;
 	atomic_init(&v->nodelete, (md->flags & GELI_FLAG_NODELETE) != 0);
 	v->flags = flags;
-	v->g.crypto = crypto;	/* this volume's backend, whatever comes later */
-	v->g.ealgo = md->ealgo;
-	v->g.keylen = md->keylen;
-	v->g.S = md->sectorsize;
-	v->g.P = P;
-	v->g.auth = (md->flags & GELI_FLAG_AUTH) != 0;
-	v->g.bps = v->g.S;
-	if (v->g.auth) {
-		v->g.aalgo = md->aalgo;
-		v->g.alen = geli_hashlen(md->aalgo);
-		v->g.dps = dps;
-		v->g.lsec = lsec;
-		v->g.bps = lsec * P;
-	}
+	v->g = g;
 	v->size = geli_eli_mediasize(md, geli_provider_mediasize(p), P,
 	    (flags & GELI_VOLUME_ONETIME) != 0);
 	pthread_mutex_init(&v->lock, NULL);
@@ -431,10 +341,10 @@ geli_volume_read(struct geli_volume *v, void *buf, size_t len, uint64_t off)
 			break;
 		}
 		phys = v->g.auth ? plain + n * S : plain;
-		if ((error = range_lock(v, &r, a, a + n, false)) != 0)
+		if ((error = volume_range_lock(v, &r, a, a + n, false)) != 0)
 			break;
 		error = read_sectors(v, c, a, n, plain, phys);
-		range_unlock(v, &r);
+		volume_range_unlock(v, &r);
 		if (error == 0 && !direct)
 			memcpy(out + done, plain + head, take);
 		done += take;
@@ -483,16 +393,16 @@ geli_volume_write(struct geli_volume *v, const void *buf, size_t len,
 		if (whole) {
 			plain = (uint8_t *)(uintptr_t)(in + done);
 			phys = bounce;
-			if ((error = range_lock(v, &r, a, a + n, true)) != 0)
+			if ((error = volume_range_lock(v, &r, a, a + n, true)) != 0)
 				break;
 			error = write_sectors(v, c, a, n, plain, phys);
-			range_unlock(v, &r);
+			volume_range_unlock(v, &r);
 			done += take;
 			continue;
 		}
 		plain = bounce;
 		phys = v->g.auth ? plain + n * S : plain;
-		if ((error = range_lock(v, &r, a, a + n, true)) != 0)
+		if ((error = volume_range_lock(v, &r, a, a + n, true)) != 0)
 			break;
 		/* Read-modify-write of a partial first and last sector. */
 		if (head != 0)
@@ -505,7 +415,7 @@ geli_volume_write(struct geli_volume *v, const void *buf, size_t len,
 			memcpy(plain + head, in + done, take);
 			error = write_sectors(v, c, a, n, plain, phys);
 		}
-		range_unlock(v, &r);
+		volume_range_unlock(v, &r);
 		done += take;
 	}
 	ctx_put(v, c);
@@ -540,179 +450,6 @@ geli_volume_flush(struct geli_volume *v)
 	return geli_provider_flush(v->p);
 }
 
-bool
-geli_volume_can_discard(const struct geli_volume *v)
-{
-	return !atomic_load(&v->nodelete) && !v->g.auth;
-}
-
-void
-geli_volume_set_nodelete(struct geli_volume *v, bool on)
-{
-	atomic_store(&v->nodelete, on);
-}
-
-/* Sectors [a, b) deleted on the provider: discarded, or punched (zeros). */
-static int
-delete_sectors(struct geli_volume *v, uint64_t a, uint64_t b, bool punch)
-{
-	const uint32_t S = v->g.S;
-	struct range r;
-	int error;
-
-	/* Without integrity sector n is bytes [n*S, (n+1)*S) below too. */
-	if ((error = range_lock(v, &r, a, b, true)) != 0)
-		return error;
-	error = punch ? provider_punch(v->p, a * S, (b - a) * S) :
-	    geli_provider_discard(v->p, a * S, (b - a) * S);
-	range_unlock(v, &r);
-	return error;
-}
-
-/*
- * The checks of a deletion (or, deleting false, a zeroing) of [off, off+*len):
- * -errno; 0 when there is nothing to do; 1 with *len cut at the end of the
- * volume and [*a, *b) the whole sectors inside it (rounded inwards).
- */
-static int
-delete_span(struct geli_volume *v, uint64_t off, uint64_t *len, bool deleting,
-    uint64_t *a, uint64_t *b)
-{
-	const uint32_t S = v->g.S;
-
-	if (deleting && !geli_volume_can_discard(v))
-		return -EOPNOTSUPP;
-	if (v->flags & GELI_VOLUME_READONLY)
-		return -EROFS;
-	if (off >= v->size || *len == 0)
-		return 0;
-	if (*len > v->size - off)
-		*len = v->size - off;
-	*a = (off + S - 1) / S;
-	*b = (off + *len) / S;
-	return 1;
-}
-
-int
-geli_volume_discard(struct geli_volume *v, uint64_t off, uint64_t len)
-{
-	uint64_t a, b;
-	int r = delete_span(v, off, &len, true, &a, &b);
-
-	if (r <= 0)
-		return r;
-	return a < b ? delete_sectors(v, a, b, false) : 0;
-}
-
-/* Zeros written over [off, off+len) (inside the volume), a chunk at a time. */
-static int
-write_zeros(struct geli_volume *v, uint64_t off, uint64_t len)
-{
-	size_t chunk = len < VOLUME_CHUNK_BYTES ? (size_t)len : VOLUME_CHUNK_BYTES;
-	uint8_t *zero;
-	int error = 0;
-
-	if (len == 0)
-		return 0;
-	if ((zero = calloc(1, chunk)) == NULL)
-		return -ENOMEM;
-	while (len > 0 && error == 0) {
-		size_t n = len < chunk ? (size_t)len : chunk;
-		ssize_t w = geli_volume_write(v, zero, n, off);
-
-		error = w < 0 ? (int)w : 0;
-		off += n;
-		len -= n;
-	}
-	free(zero);
-	return error;
-}
-
-int
-geli_volume_zero(struct geli_volume *v, uint64_t off, uint64_t len,
-    bool deallocate)
-{
-	const uint32_t S = v->g.S;
-	uint64_t a, b;
-	int error = delete_span(v, off, &len, deallocate, &a, &b);
-
-	if (error <= 0)
-		return error;
-	/* The whole sectors inside, [a, b), deleted: they read as zeros (a
-	 * hole, sector_read_stored); the partial ones at the edges written. */
-	if (!deallocate || a >= b)
-		return write_zeros(v, off, len);
-	/* The deletion first: when the provider cannot, nothing changed. */
-	if ((error = delete_sectors(v, a, b, true)) != 0 ||
-	    (error = write_zeros(v, off, a * S - off)) != 0)
-		return error;
-	return write_zeros(v, b * S, off + len - b * S);
-}
-
-static void
-drop_keys(void *tls)
-{
-	sector_ctx_drop_keys(tls);
-}
-
-int
-geli_volume_suspend(struct geli_volume *v)
-{
-	pthread_mutex_lock(&v->lock);
-	if (v->suspended) {
-		pthread_mutex_unlock(&v->lock);
-		return -EALREADY;
-	}
-	v->suspended = true;
-	while (v->inflight > 0)
-		pthread_cond_wait(&v->cv, &v->lock);
-	/* No I/O runs now: wipe every key and every keyed context. */
-	keys_wipe(&v->keys);
-	workers_each_tls(v->w, drop_keys);
-	for (unsigned i = 0; i < v->nctx; i++)
-		sector_ctx_drop_keys(v->all_ctx[i]);
-	pthread_mutex_unlock(&v->lock);
-	return 0;
-}
-
-int
-geli_volume_resume(struct geli_volume *v, const uint8_t *mkey)
-{
-	int error;
-
-	pthread_mutex_lock(&v->lock);
-	if (!v->suspended) {
-		pthread_mutex_unlock(&v->lock);
-		return -EALREADY;
-	}
-	error = keys_init(&v->keys, &v->md, mkey, v->g.P);
-	if (error == 0) {
-		v->suspended = false;
-		pthread_cond_broadcast(&v->cv);
-	}
-	pthread_mutex_unlock(&v->lock);
-	return error;
-}
-
-void
-geli_volume_shutdown(struct geli_volume *v)
-{
-	pthread_mutex_lock(&v->lock);
-	v->closing = true;
-	pthread_cond_broadcast(&v->cv);
-	pthread_mutex_unlock(&v->lock);
-}
-
-bool
-geli_volume_suspended(struct geli_volume *v)
-{
-	bool s;
-
-	pthread_mutex_lock(&v->lock);
-	s = v->suspended;
-	pthread_mutex_unlock(&v->lock);
-	return s;
-}
 
 void
 geli_volume_close(struct geli_volume *v)

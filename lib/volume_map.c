@@ -132,9 +132,8 @@ volume_map_decrypt(const struct volume_map *m, struct sector_ctx *c,
 	map_lo = m->base;
 	map_hi = m->base + m->len;
 	map_jb = &jb;
-	for (size_t i = 0; i < count && error == 0; i++)
-		error = sector_read_stored(c, (first + i) * S,
-		    m->base + (first + i) * S, plain + i * S, S);
+	error = sector_read_stored(c, first * S, count, m->base + first * S,
+	    plain, S);
 	map_jb = NULL;
 	return error;
 }

@@ -27,18 +27,18 @@
 
 /* The ciphers and key lengths FreeBSD offered, in the studies' order. */
 static const struct config ciphers[] = {
-	{ "raw", 0, 0, 0, 0, "ciphers" },
-	{ "AES-XTS", GELI_ALGO_AES_XTS, 128, 0, 0, "ciphers" },
-	{ "AES-XTS", GELI_ALGO_AES_XTS, 256, 0, 0, "ciphers" },
-	{ "AES-CBC", GELI_ALGO_AES_CBC, 128, 0, 0, "ciphers" },
-	{ "AES-CBC", GELI_ALGO_AES_CBC, 192, 0, 0, "ciphers" },
-	{ "AES-CBC", GELI_ALGO_AES_CBC, 256, 0, 0, "ciphers" },
-	{ "CAMELLIA-CBC", GELI_ALGO_CAMELLIA_CBC, 128, 0, 0, "ciphers" },
-	{ "CAMELLIA-CBC", GELI_ALGO_CAMELLIA_CBC, 256, 0, 0, "ciphers" },
-	{ "Blowfish-CBC", GELI_ALGO_BLOWFISH_CBC, 128, 0, 0, "ciphers" },
-	{ "Blowfish-CBC", GELI_ALGO_BLOWFISH_CBC, 448, 0, 0, "ciphers" },
-	{ "3DES-CBC", GELI_ALGO_3DES_CBC, 192, 0, 0, "ciphers" },
-	{ "NULL", GELI_ALGO_NULL, 512, 0, 0, "ciphers" },
+	{ "raw", 0, 0, 0, 0, "ciphers", BASE_NONE },
+	{ "AES-XTS", GELI_ALGO_AES_XTS, 128, 0, 0, "ciphers", BASE_NONE },
+	{ "AES-XTS", GELI_ALGO_AES_XTS, 256, 0, 0, "ciphers", BASE_NONE },
+	{ "AES-CBC", GELI_ALGO_AES_CBC, 128, 0, 0, "ciphers", BASE_NONE },
+	{ "AES-CBC", GELI_ALGO_AES_CBC, 192, 0, 0, "ciphers", BASE_NONE },
+	{ "AES-CBC", GELI_ALGO_AES_CBC, 256, 0, 0, "ciphers", BASE_NONE },
+	{ "CAMELLIA-CBC", GELI_ALGO_CAMELLIA_CBC, 128, 0, 0, "ciphers", BASE_NONE },
+	{ "CAMELLIA-CBC", GELI_ALGO_CAMELLIA_CBC, 256, 0, 0, "ciphers", BASE_NONE },
+	{ "Blowfish-CBC", GELI_ALGO_BLOWFISH_CBC, 128, 0, 0, "ciphers", BASE_NONE },
+	{ "Blowfish-CBC", GELI_ALGO_BLOWFISH_CBC, 448, 0, 0, "ciphers", BASE_NONE },
+	{ "3DES-CBC", GELI_ALGO_3DES_CBC, 192, 0, 0, "ciphers", BASE_NONE },
+	{ "NULL", GELI_ALGO_NULL, 512, 0, 0, "ciphers", BASE_NONE },
 };
 #define NCIPHERS (sizeof(ciphers) / sizeof(ciphers[0]))
 
@@ -66,7 +66,7 @@ plan(const struct bench_opts *o, struct config *cfg)
 {
 	int n = 0;
 
-	cfg[n++] = (struct config){ "raw", 0, 0, 0, 0, "raw" };
+	cfg[n++] = (struct config){ "raw", 0, 0, 0, 0, "raw", BASE_NONE };
 	if (o->integrity) {
 		/* AES-XTS-128 (or --ealgo/--keylen) with every HMAC and none. */
 		const struct config *base = &ciphers[1];
@@ -85,6 +85,10 @@ plan(const struct bench_opts *o, struct config *cfg)
 			}
 		return n;
 	}
+	/* Through geli attach's file: FUSE's own share beside raw. */
+	if (o->baselines && o->attached)
+		cfg[n++] = (struct config){ "FUSE passthrough", 0, 0, 0, 0,
+		    "baselines", BASE_FUSE };
 	for (int z = 0; z < o->nsizes; z++)
 		for (size_t c = 1; c < NCIPHERS; c++) {
 			if ((o->ealgo != 0 && ciphers[c].ealgo != o->ealgo) ||
@@ -93,6 +97,16 @@ plan(const struct bench_opts *o, struct config *cfg)
 			cfg[n] = ciphers[c];
 			cfg[n].sectorsize = o->sizes[z];
 			cfg[n++].study = o->nsizes > 1 ? "sectorsize" : "ciphers";
+			/* The sector transform beside its library alone and
+			 * `openssl speed` (a cipher that has a name there). */
+			if (!o->baselines || !o->cipher_only ||
+			    ciphers[c].ealgo == GELI_ALGO_NULL)
+				continue;
+			cfg[n] = cfg[n - 1];
+			cfg[n].study = "baselines";
+			cfg[n++].base = BASE_BACKEND;
+			cfg[n] = cfg[n - 1];
+			cfg[n++].base = BASE_OPENSSL;
 		}
 	return n;
 }
@@ -228,6 +242,7 @@ parse_options(int argc, char **argv, struct bench_opts *o)
 		{ "pool", required_argument, NULL, 'P' },
 		{ "bs", required_argument, NULL, 'B' },
 		{ "cipher-only", no_argument, NULL, 'C' },
+		{ "baselines", no_argument, NULL, 'b' },
 		{ "crypto", required_argument, NULL, 'K' },
 		/* The --no-aesni child's own: mask libgcrypt as well. */
 		{ "aesni-off", no_argument, NULL, 'H' },
@@ -327,6 +342,9 @@ parse_options(int argc, char **argv, struct bench_opts *o)
 		case 'C':
 			o->cipher_only = true;
 			break;
+		case 'b':
+			o->baselines = true;
+			break;
 		case 'K':
 			o->crypto = optarg;
 			break;
@@ -341,6 +359,11 @@ parse_options(int argc, char **argv, struct bench_opts *o)
 		usage();
 	if (o->json && o->csv) {
 		fprintf(stderr, "geli: Options --json and --csv are mutually exclusive.\n");
+		return 1;
+	}
+	if (o->baselines && !o->cipher_only && !o->attached) {
+		fprintf(stderr, "geli: --baselines goes with --cipher-only or "
+		    "--attached.\n");
 		return 1;
 	}
 	if (o->cipher_only && (o->attached || o->target != NULL || o->disk != NULL ||
@@ -424,7 +447,7 @@ run_studies(const struct bench_opts *o, const struct config *cfg, int ncfg,
 		for (int c = 0; c < ncfg; c++) {
 			for (int b = 0; b < o->nbe; b++) {
 				struct sample smp = { 0, 0, 0 };
-				if (cfg[c].ealgo == 0 && b > 0) {
+				if (!config_needs_backend(&cfg[c]) && b > 0) {
 					sm->wr[b][c][r] = sm->wr[0][c][r];
 					sm->rd[b][c][r] = sm->rd[0][c][r];
 					sm->cpu[b][c][r] = sm->cpu[0][c][r];

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 /* The options after "geli bench", for geli help and bench's own usage. */
-#define BENCH_USAGE "[--integrity] [--cipher-only] [--crypto NAME|all] " \
+#define BENCH_USAGE "[--integrity] [--cipher-only] [--baselines] [--crypto NAME|all] " \
 	"[--no-aesni] [--svg FILE] [--attached] [--target FILE|DEVICE] [--bs SIZE] " \
 	"[--disk DEVICE] [--pool LAYOUT] [--sector-sizes LIST] [--ealgo NAME] " \
 	"[--keylen BITS] [--runs N] [--seconds S] [--size MiB] " \

@@ -40,6 +40,33 @@ cpu_info(char *model, size_t mlen, bool *aes, bool *vaes, bool *avx2)
 	fclose(f);
 }
 
+/* The baseline's word in the JSON and the CSV, or NULL. */
+static const char *
+base_word(const struct config *c)
+{
+	switch (c->base) {
+	case BASE_OPENSSL:	return "openssl-speed";
+	case BASE_BACKEND:	return "backend";
+	case BASE_FUSE:		return "fuse-passthrough";
+	case BASE_NONE:		break;
+	}
+	return NULL;
+}
+
+/* A row's name in the table and the chart: the cipher, raw, or a baseline
+ * (indented under the cipher it measures). */
+static const char *
+row_name(const struct config *c)
+{
+	switch (c->base) {
+	case BASE_OPENSSL:	return " openssl speed";
+	case BASE_BACKEND:	return " backend alone";
+	case BASE_FUSE:		return "FUSE passthrough";
+	case BASE_NONE:		break;
+	}
+	return c->ealgo == 0 ? "raw (no GELI)" : c->label;
+}
+
 void
 json_string(const char *s)
 {
@@ -114,9 +141,9 @@ write_svg(const char *path, const struct config *cfg, int ncfg,
 		uint32_t S = cfg[c].sectorsize != 0 ? cfg[c].sectorsize : o->sectorsize;
 
 		if (cfg[c].ealgo == 0)
-			snprintf(label, sizeof(label), "raw (no GELI)");
+			snprintf(label, sizeof(label), "%s", row_name(&cfg[c]));
 		else
-			snprintf(label, sizeof(label), "%s %u%s, %u B%s%s", cfg[c].label,
+			snprintf(label, sizeof(label), "%s %u%s, %u B%s%s", row_name(&cfg[c]),
 			    cfg[c].keylen, geli_algo_is_legacy(cfg[c].ealgo) ? " (legacy)" : "",
 			    S, cfg[c].aalgo ? ", " : "",
 			    cfg[c].aalgo ? geli_algo_name(cfg[c].aalgo) : "");
@@ -156,6 +183,10 @@ write_svg(const char *path, const struct config *cfg, int ncfg,
 static const char *
 target_name(const struct bench_opts *o, const struct config *c)
 {
+	if (c->base == BASE_OPENSSL)
+		return "openssl";
+	if (c->base == BASE_FUSE)
+		return "fuse";
 	if (o->target != NULL)
 		return o->target;
 	if (o->cipher_only)
@@ -192,7 +223,7 @@ report_rows(const struct bench_opts *o, const struct config *cfg, int ncfg,
 	int n = 0;
 
 	for (int c = 0; c < ncfg; c++)
-		for (int b = 0; b < (cfg[c].ealgo == 0 ? 1 : o->nbe); b++)
+		for (int b = 0; b < (config_needs_backend(&cfg[c]) ? o->nbe : 1); b++)
 			rows[n++] = row_of(o, cfg, c, b, W, R, U);
 	return n;
 }
@@ -248,10 +279,15 @@ report_json(const struct bench_opts *o, const struct config *cfg, int ncfg,
 		printf(", \"threads\": %u, \"target\": ", o->threads);
 		json_string(target_name(o, &cfg[c]));
 		printf(", \"crypto\": ");
-		if (cfg[c].ealgo == 0)
+		if (!config_needs_backend(&cfg[c]))
 			printf("null");
 		else
 			json_string(o->be[b]);
+		printf(", \"baseline\": ");
+		if (base_word(&cfg[c]) == NULL)
+			printf("null");
+		else
+			json_string(base_word(&cfg[c]));
 		printf(", \"legacy\": %s, "
 		    "\"write_MBps\": %.1f, \"read_MBps\": %.1f, "
 		    "\"write_percent_of_raw\": %.1f, \"read_percent_of_raw\": %.1f, "
@@ -267,7 +303,7 @@ report_json(const struct bench_opts *o, const struct config *cfg, int ncfg,
 			printf(", \"no_aesni\": {\"write_MBps\": %.1f, \"read_MBps\": %.1f, "
 			    "\"write_ratio\": %.3f, \"read_ratio\": %.3f}", nwr[c], nrd[c],
 			    nwr[c] > 0 ? w.median / nwr[c] : 0, nrd[c] > 0 ? d.median / nrd[c] : 0);
-		if (b == 0 && o->nbe > 1 && cfg[c].ealgo != 0) {
+		if (b == 0 && o->nbe > 1 && config_needs_backend(&cfg[c])) {
 			printf(", \"ratio\": {");
 			for (int k = 1; k < o->nbe; k++)
 				printf("%s\"%s\": {\"write\": %.3f, \"read\": %.3f}",
@@ -289,7 +325,7 @@ report_csv(const struct bench_opts *o, const struct config *cfg, int ncfg,
 	printf("study,ealgo,keylen,sectorsize,aalgo,threads,target,legacy,"
 	    "write_MBps,read_MBps,write_percent_of_raw,read_percent_of_raw,"
 	    "cpu_percent,runs,min_write_MBps,min_read_MBps,median_write_MBps,"
-	    "median_read_MBps,max_write_MBps,max_read_MBps,crypto\n");
+	    "median_read_MBps,max_write_MBps,max_read_MBps,crypto,baseline\n");
 	static struct row rows[MAXCONFIGS * MAXBE];
 	int n = report_rows(o, cfg, ncfg, W, R, U, rows);
 
@@ -302,13 +338,14 @@ report_csv(const struct bench_opts *o, const struct config *cfg, int ncfg,
 		else
 			printf("%u,%u,", cfg[c].keylen, rows[i].S);
 		printf("%s,%u,%s,%s,%.1f,%.1f,%.1f,%.1f,%.1f,%d,%.1f,%.1f,"
-		    "%.1f,%.1f,%.1f,%.1f,%s\n",
+		    "%.1f,%.1f,%.1f,%.1f,%s,%s\n",
 		    cfg[c].aalgo == 0 ? "" : geli_algo_name(cfg[c].aalgo), o->threads,
 		    target_name(o, &cfg[c]), rows[i].legacy ? "true" : "false",
 		    w.median, d.median, 100 * w.median / W[0][0].median,
 		    100 * d.median / R[0][0].median, rows[i].u.median, o->runs,
 		    w.min, d.min, w.median, d.median, w.max, d.max,
-		    cfg[c].ealgo == 0 ? "" : o->be[b]);
+		    config_needs_backend(&cfg[c]) ? o->be[b] : "",
+		    base_word(&cfg[c]) != NULL ? base_word(&cfg[c]) : "");
 	}
 }
 
@@ -385,8 +422,8 @@ report_table(const struct bench_opts *o, const struct config *cfg, int ncfg,
 		bool legacy = rw.legacy;
 		struct stat3 w = rw.w, d = rw.d;
 
-		snprintf(name, sizeof(name), "%s%s", cfg[c].ealgo == 0 ?
-		    "raw (no GELI)" : cfg[c].label, legacy ? " *" : "");
+		snprintf(name, sizeof(name), "%s%s", row_name(&cfg[c]),
+		    legacy && cfg[c].base == BASE_NONE ? " *" : "");
 		snprintf(kl, sizeof(kl), "%u", cfg[c].keylen);
 		snprintf(ss, sizeof(ss), "%u", S);
 		printf("%-16s %6s %6s %-15s", name, cfg[c].ealgo == 0 ? "-" : kl,
@@ -400,7 +437,7 @@ report_table(const struct bench_opts *o, const struct config *cfg, int ncfg,
 			for (int b = 0; b < o->nbe; b++)
 				printf(" %15.0f %15.0f", W[b][c].median, R[b][c].median);
 			for (int b = 1; b < o->nbe; b++) {
-				if (cfg[c].ealgo == 0)
+				if (!config_needs_backend(&cfg[c]))
 					printf(" %16s %16s", "-", "-");
 				else
 					printf(" %15.2fx %15.2fx", w.median / W[b][c].median,
@@ -423,6 +460,14 @@ report_table(const struct bench_opts *o, const struct config *cfg, int ncfg,
 	if (o->cipher_only)
 		printf("encrypt/decrypt: the data path's sector transform on the pool, with\n"
 		    "no provider I/O (the JSON's write_MBps/read_MBps).\n");
+	if (o->baselines && o->cipher_only)
+		printf("backend alone: the crypto backend through libgeli's seam, keyed once,\n"
+		    "one IV per sector given (no range keys, no IV hashing, no pool).\n"
+		    "openssl speed: `openssl speed -evp` of the cipher on a buffer of a\n"
+		    "sector's size under one IV, one thread, as openssl times it.\n");
+	if (o->baselines && o->attached)
+		printf("FUSE passthrough: a memory file served through geli attach's FUSE\n"
+		    "front end, without GELI.\n");
 	if (o->noaesni)
 		printf("noAESNI: the same study in a child process with AES-NI and PCLMULQDQ\n"
 		    "masked off (OPENSSL_ia32cap, libgcrypt's disabled hardware features);\n"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Timing and summary statistics shared by geli bench and geli-speed. */
+/* Timing and summary statistics of geli bench. */
 #ifndef GELI_BENCH_STATS_H
 #define GELI_BENCH_STATS_H
 

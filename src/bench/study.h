@@ -10,12 +10,21 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "stats.h"
 
 #define MAXRUNS 15	/* <= STATS_MAX */
-#define MAXCONFIGS 128
+#define MAXCONFIGS 256	/* 8 sector sizes x 31 rows (--baselines), raw, FUSE */
 #define MAXBE 4		/* crypto backends side by side (--crypto all) */
+
+/* What a row measures besides GELI itself (--baselines). */
+enum baseline {
+	BASE_NONE = 0,
+	BASE_OPENSSL,	/* `openssl speed -evp` of the cipher at the sector size */
+	BASE_BACKEND,	/* the crypto backend alone: keyed once, IVs given */
+	BASE_FUSE,	/* a plain FUSE passthrough of a memory file */
+};
 
 struct config {
 	const char *label;
@@ -23,7 +32,16 @@ struct config {
 	unsigned aalgo;		/* 0: no integrity */
 	uint32_t sectorsize;	/* 0: --sectorsize */
 	const char *study;
+	enum baseline base;
 };
+
+/* Measured once whatever the backends (--crypto all): raw, and the
+ * baselines that use none of ours. */
+static inline bool
+config_needs_backend(const struct config *c)
+{
+	return c->ealgo != 0 && c->base != BASE_OPENSSL;
+}
 
 struct bench_opts {
 	int runs;
@@ -41,6 +59,7 @@ struct bench_opts {
 	const char *svg;	/* --svg FILE */
 	const char *target;	/* --target FILE|DEVICE: real I/O instead of memory */
 	bool attached;		/* --attached: through geli attach's file */
+	bool baselines;		/* --baselines: rows to compare the data path with */
 	const char *disk;	/* --disk DEVICE: transfer rates, read-only */
 	const char *pool;	/* --pool LAYOUT: a ZFS pool on attached providers */
 	size_t bs;		/* --bs: request size */
@@ -53,6 +72,32 @@ struct bench_opts {
 struct sample {
 	double wr, rd, cpu;
 };
+
+/* ---- The timing core (timing.c) ---------------------------------------------- */
+
+/* The I/O of one direction: one request of len bytes at off. */
+typedef ssize_t (*io_fn)(void *arg, uint8_t *buf, size_t len, uint64_t off);
+/* What a phase is timed over besides the I/O itself. */
+struct meter {
+	const struct bench_opts *o;
+	int sync_fd;	/* a real target: writes end on the device, reads start from it */
+	pid_t daemon;	/* --attached: the daemon, whose CPU counts too; or 0 */
+};
+/*
+ * The write phase, then the read phase within what it wrote: sequential
+ * requests of --bs over [0, size) (memory wraps around, a --target is
+ * passed over once) for --seconds each; MB/s and CPU into s.
+ */
+int write_read(const struct meter *m, io_fn wr, io_fn rd, void *arg,
+    uint8_t *buf, uint64_t size, struct sample *s);
+/* pwrite and pread on a descriptor, as io_fn. */
+struct raw { int fd; };
+ssize_t raw_write(void *a, uint8_t *buf, size_t len, uint64_t off);
+ssize_t raw_read(void *a, uint8_t *buf, size_t len, uint64_t off);
+
+/* A baseline (c->base, --baselines; baselines.c): 0 or -errno. */
+int measure_baseline(const struct config *c, const struct bench_opts *o,
+    uint8_t *buf, struct sample *s);
 
 /* One configuration measured as o asks (memory, --target, --attached or
  * --cipher-only) with buf (one request, random) as the data; 0 or -errno. */

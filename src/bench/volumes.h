@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Providers and volumes for the benchmarks (geli bench and geli-speed): in
- * memory for the data path, and files attached with the geli program for
- * the end-to-end measurements.  Every size comes from the library's layout
+ * Providers and volumes for geli bench: in memory for the data path, and
+ * files attached with the geli program for the end-to-end measurements.  Every size comes from the library's layout
  * (geli_eli_provsize), for the provider's own sector size.
  */
 #ifndef GELI_BENCH_VOLUMES_H

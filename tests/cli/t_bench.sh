@@ -68,6 +68,29 @@ check "--no-aesni measures every row" test "$(grep -cE '^(raw|AES-XTS) .* [0-9]+
 run "$GELI" bench --quick --no-aesni --ealgo aes-xts --json
 check "--no-aesni in JSON" python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"]; assert all(x["no_aesni"]["write_MBps"] > 0 for x in r)' "$T/out"
 
+# --baselines: the data path beside its library alone and openssl speed.
+run "$GELI" bench --quick --cipher-only --baselines --ealgo aes-xts --keylen 256 --threads 1
+check "--baselines with --cipher-only: the cipher, its backend alone and openssl speed" \
+	bash -c 'grep -qE "^AES-XTS +256 +4096 +- +[0-9]+ +[0-9]+ " "$0" &&
+	    grep -qE "^ backend alone +256 +4096 +- +[0-9]+ +[0-9]+ " "$0" &&
+	    grep -qE "^ openssl speed +256 +4096 +- +[0-9]+ +[0-9]+ " "$0"' "$T/out"
+run "$GELI" bench --quick --cipher-only --baselines --ealgo blowfish --json
+check "--baselines in JSON: each row says what it is, openssl speed needs no backend" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["results"]
+assert [(x["ealgo"], x["keylen"], x["baseline"]) for x in r] == [
+    (None, None, None), ("Blowfish-CBC", 128, None), ("Blowfish-CBC", 128, "backend"),
+    ("Blowfish-CBC", 128, "openssl-speed"), ("Blowfish-CBC", 448, None),
+    ("Blowfish-CBC", 448, "backend"), ("Blowfish-CBC", 448, "openssl-speed")], r
+assert [x["crypto"] is None for x in r] == [True, False, False, True, False, False, True]
+assert all(x["write_MBps"] > 0 and x["read_MBps"] > 0 for x in r)
+assert r[3]["target"] == "openssl" and r[2]["target"] == "cipher"
+' "$T/out"
+run "$GELI" bench --quick --cipher-only --baselines --ealgo null
+check "--baselines: NULL has none" test "$(grep -cE '^ (backend alone|openssl speed) ' "$T/out")" = 0
+expect_err "--baselines without --cipher-only or --attached" \
+	"geli: --baselines goes with --cipher-only or --attached." -- "$GELI" bench --baselines
+
 # --svg: a well-formed chart with labels, units and the raw baseline marked.
 run "$GELI" bench --quick --svg "$T/chart.svg"
 check "--svg writes a well-formed SVG with labels, units and the baseline" python3 -c '
@@ -110,6 +133,16 @@ assert [x["target"] for x in r] == ["memory", "attached"], r
 assert r[1]["write_MBps"] > 0 and r[1]["read_MBps"] > 0 and r[1]["cpu_percent"] > 0
 ' "$T/out"
 	check "--attached cleans up its providers" test "$(ls /dev/shm | grep -c geli-bench)" = "$before"
+	run "$GELI" bench --quick --attached --baselines --ealgo aes-xts --keylen 128 --json
+	check "--attached --baselines: raw, a plain FUSE passthrough, then GELI" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["results"]
+assert [(x["target"], x["baseline"]) for x in r] == [("memory", None),
+    ("fuse", "fuse-passthrough"), ("attached", None)], r
+assert r[1]["write_MBps"] > 0 and r[1]["read_MBps"] > 0 and r[1]["crypto"] is None
+' "$T/out"
+	check "... and leaves no mount or file behind" bash -c \
+		'! grep -q /dev/shm/geli-bench /proc/mounts && test "$(ls /dev/shm | grep -c geli-bench)" = "$0"' "$before"
 	expect_err "--attached with --target" "geli: --attached needs root, /dev/fuse and /dev/shm, and no --target." \
 		-- "$GELI" bench --attached --target "$T/target.img"
 else

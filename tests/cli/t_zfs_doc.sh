@@ -86,6 +86,9 @@ doc create
 made tank create && check "create: a compressed raidz of 4 attached providers" \
 	bash -c "zpool status tank | grep -q raidz1 && [ \$(zfs get -H -o value compression tank) = on ]"
 
+check "create: geli init made a metadata backup of each provider (here under the test's /var/backups)" \
+	test "$(ls "$ROOT/var/backups" | grep -c '_dev_sd[b-f]\.eli$')" = 5
+
 doc log
 check "log: a GELI provider as the log device" \
 	bash -c "zpool status tank | grep -A1 '^	logs' | grep -q '$GELI_RUNDIR/sdf.eli'"

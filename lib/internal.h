@@ -14,6 +14,16 @@
 #include "geli.h"
 #include "sector.h"
 
+/* ---- secmem.c ------------------------------------------------------------ */
+
+/*
+ * len bytes of the stack below the caller's frame wiped: where the crypto
+ * libraries' calls it made ran and left what they had (libgcrypt burns
+ * some of its stack, not all).  For the calls that handle a Master Key
+ * or a user key, before a process that forks its daemon goes on.
+ */
+void secmem_burn_stack(size_t len);
+
 /* ---- provider.c ---------------------------------------------------------- */
 
 /* For geli_volume_grow(): the provider now has this many bytes. */

@@ -120,6 +120,28 @@ geli_wipe(void *p, size_t len)
 		explicit_bzero(p, len);
 }
 
+/*
+ * 4 KiB of this frame, and recursively the frames below it, wiped: the
+ * recursion is no tail call (buf is used after it), so each call has a
+ * frame of its own.
+ */
+static __attribute__((noinline)) void
+burn(size_t len)
+{
+	uint8_t buf[4096];
+
+	explicit_bzero(buf, sizeof(buf));
+	if (len > sizeof(buf))
+		burn(len - sizeof(buf));
+	__asm__ __volatile__("" : : "r"(buf) : "memory");
+}
+
+void
+secmem_burn_stack(size_t len)
+{
+	burn(len);
+}
+
 bool
 geli_ct_equal(const void *a, const void *b, size_t len)
 {

@@ -13,6 +13,10 @@
 #include <stdlib.h>
 
 #include "geli.h"
+#include "internal.h"
+
+/* The stack the key derivation and slot decryption may use, and more. */
+#define UNLOCK_STACK (64u << 10)
 
 int
 geli_unlock_check(struct geli_provider *p, const struct geli_metadata *md,
@@ -83,5 +87,8 @@ geli_unlock(struct geli_provider *p, const struct geli_metadata *md,
 		    keyno, mkey, used);
 	geli_secure_free(ukey);
 	geli_secure_free(scratch);
+	/* What PBKDF2, the HMACs and the slot cipher left below this frame
+	 * (an attach forks its daemon from here on, stack and all). */
+	secmem_burn_stack(UNLOCK_STACK);
 	return error;
 }

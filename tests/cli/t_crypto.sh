@@ -124,7 +124,7 @@ assert all(x["crypto"] == "gcrypt" for x in r[1:]), r
 assert d["machine"]["crypto"].startswith("libgcrypt ")' "$T/out"
 run env -u GELI_CRYPTO "$GELI" bench --quick --cipher-only --integrity --threads 1 --csv
 check "bench --cipher-only --integrity --csv: 4 sizes x 7 rows + raw, crypto column" \
-	test "$(grep -c ',cipher,.*,gcrypt$' "$T/out")" = 28
+	test "$(grep -c ',cipher,.*,gcrypt,$' "$T/out")" = 28
 run "$GELI" bench --quick --cipher-only --sector-sizes 512,4096 --ealgo camellia
 check "bench --cipher-only table: encrypt/decrypt columns, both sizes" \
 	test "$(grep -cE '^CAMELLIA-CBC +(128|256) +(512|4096) ' "$T/out")" = 4 -a \

@@ -81,9 +81,17 @@ gcr_read_hwf(void)
 	free(text);
 }
 
+/*
+ * Read when asked (geli bench, the attach log), not at start: printing
+ * libgcrypt's configuration starts its jitter entropy source, some 10 ms
+ * of CPU that every geli command paid.
+ */
+static pthread_once_t gcr_hwf_once = PTHREAD_ONCE_INIT;
+
 static const char *
 gcr_hwfeatures(void)
 {
+	pthread_once(&gcr_hwf_once, gcr_read_hwf);
 	return gcr_hwf;
 }
 
@@ -119,7 +127,6 @@ gcr_init(bool nohw)
 		}
 		snprintf(gcr_version_str, sizeof(gcr_version_str),
 		    "libgcrypt %s", gcry_check_version(NULL));
-		gcr_read_hwf();
 	}
 	pthread_mutex_unlock(&gcr_lock);
 	return gcr_error;

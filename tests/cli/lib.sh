@@ -5,7 +5,8 @@ set -u
 : "${GELI:?GELI must point at the geli binary}"
 : "${GELI_FIXTURES:?}"
 FIX=$GELI_FIXTURES
-T=$(mktemp -d /tmp/geli-test.XXXXXX)
+# $GELI_TEST_ID (run-suite's) names what the test leaves on the host.
+T=$(mktemp -d "/tmp/geli-test.${GELI_TEST_ID:+$GELI_TEST_ID.}XXXXXX")
 export GELI_RUNDIR=$T/run
 trap 'cleanup_hooks; cleanup_attached; rm -rf "$T"' EXIT
 trap 'exit 143' TERM INT

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
+# suite: zfs
 # geli bench: the quick mode runs every configuration, the table and the JSON
 # have the documented shape, bad options get a clear error.
 . "$(dirname "$0")/lib.sh"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
+# suite: alone
 # Races with I/O in flight: detach (with and without -f), suspend and resume,
 # AUTORESIZE growth, setkey, delkey and configure of the attached provider,
 # all while a writer (crashio.py: records checked afterwards, fsynced ones

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
+# suite: alone
 # SIGTERM and SIGINT to an attach daemon (what a shutdown or systemctl stop
 # sends) are an orderly detach, as FreeBSD detaches every device at
 # shutdown: the write in flight finishes, the provider is fsynced, the .eli

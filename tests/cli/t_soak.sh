@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
+# suite: zfs
 # The soak of src/bench/soak.sh, short: fio verify with four jobs (random,
 # unaligned 3000-byte, mixed unaligned sequential, 1 MiB; some fsync) for
 # 30 s over an attached provider and 30 s over a zfs-fuse raidz of attached

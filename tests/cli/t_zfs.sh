@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
+# suite: zfs
 # ZFS on GELI, as people run it: zfs-fuse pools on attached
 # providers in the studies' layouts; export, detach, attach, import, verify;
 # a raidz and a mirror with one provider missing; damaged ciphertext repaired

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
+# suite: zfs
 # docs/zfs-on-geli.md, run: every command block of the document is
 # read out of it and run, in order, with zfs-fuse, with this test's paths in
 # place of the system's; the outcome of each is checked.  Also: every block is

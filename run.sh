@@ -7,11 +7,12 @@
 #   ./run.sh test    install what is missing, build (plain and with
 #                    AddressSanitizer + UBSan), run every test in both,
 #                    and the crypto and data-path tests again with the
-#                    OpenSSL backend (GELI_CRYPTO=openssl); then build the
+#                    OpenSSL backend (GELI_CRYPTO=openssl); build the
 #                    libFuzzer harnesses (clang, -Dfuzz=true) and run each
-#                    for a minute (tests/run-fuzz), while a set of CLI tests
-#                    runs again under valgrind's memcheck; the Debian
-#                    packages are built first (as "deb"), for t_deb
+#                    for a minute (tests/run-fuzz), and a set of CLI tests
+#                    again under valgrind's memcheck; the Debian packages
+#                    are built first (as "deb"), for t_deb.  Two lanes,
+#                    one per core (run_tests)
 #   ./run.sh build   install what is missing and build
 #   ./run.sh deb     install what is missing, build the Debian packages
 #                    (debian/, dpkg-buildpackage) into debs/, run lintian
@@ -99,40 +100,69 @@ add_counts() {
 	total_s=$((total_s + $(echo "$line" | awk '{print $5}')))
 }
 
+# The side lane, beside the main lane's passes: the sanitized build (the
+# main lane waits for it after its plain pass), the fuzzing build and the
+# fuzzers, a minute each (GELI_FUZZ_SECONDS), then the OpenSSL pass and
+# valgrind's memcheck over VALGRIND_PASS, as side runs of run-suite (their
+# tests held to what carries their names, GELI_SUITE_SIDE).  Each step
+# logs where run_tests counts it; a build that fails is a failure there.
+side_lane() {
+	local marks=$1
+
+	if (build build-asan -Db_sanitize=address,undefined -Db_lundef=false \
+	    -Dbuildtype=debug) >"$marks/asan.log" 2>&1; then
+		: >"$marks/asan"
+	else
+		: >"$marks/asan-failed"
+	fi
+	mkdir -p build-fuzz
+	if (CC=clang build build-fuzz -Dfuzz=true) >"$marks/fuzz.log" 2>&1; then
+		tests/run-fuzz build-fuzz >build-fuzz/fuzz.log 2>&1 || true
+	else
+		cat "$marks/fuzz.log" >build-fuzz/fuzz.log
+	fi
+	GELI_SUITE_SIDE=1 GELI_CRYPTO=openssl GELI_SUITE_TAG=openssl \
+		tests/run-suite build "${OPENSSL_PASS[@]}" >build/suite-openssl.log 2>&1 || true
+	GELI_SUITE_SIDE=1 GELI_VALGRIND=1 GELI_SUITE_TAG=valgrind \
+		tests/run-suite build "${VALGRIND_PASS[@]}" >build/suite-valgrind.log 2>&1 || true
+}
+
+# Two lanes for the two cores: the main lane runs the plain and the
+# sanitized passes (every test, two at a time, each sanitized one after the
+# side lane has built it); the side lane, side_lane above.
 run_tests() {
-	local total_p=0 total_f=0 total_s=0 pass b log vg
-	for pass in build build-asan "build openssl"; do
-		b=${pass% *}
-		log=$b/suite.log
-		if [ "$pass" = "build openssl" ]; then
-			echo "== tests in $b with GELI_CRYPTO=openssl"
-			log=$b/suite-openssl.log
-			GELI_CRYPTO=openssl GELI_SUITE_TAG=openssl \
-				tests/run-suite "$b" "${OPENSSL_PASS[@]}" | tee "$log" || true
-		elif [ "$b" = build-asan ]; then
-			# valgrind cannot run sanitized binaries (t_leaks), and
-			# the sanitizers keep freed memory in quarantine and
-			# reserve terabytes of shadow, which the memory scans
-			# (t_secrets) are not about: both are the plain build's.
-			echo "== tests in $b"
-			tests/run-suite -x t_leaks -x t_secrets "$b" | tee "$log" || true
-		else
-			echo "== tests in $b"
-			tests/run-suite "$b" | tee "$log" || true
-		fi
-		add_counts "$log"
-	done
-	# The fuzzers, a minute each (GELI_FUZZ_SECONDS), one at a time; on
-	# the other core meanwhile, valgrind's memcheck over VALGRIND_PASS.
-	echo "== fuzzers in build-fuzz, valgrind over ${VALGRIND_PASS[*]} in build"
-	GELI_VALGRIND=1 GELI_SUITE_TAG=valgrind tests/run-suite build \
-		"${VALGRIND_PASS[@]}" >build/suite-valgrind.log 2>&1 &
-	vg=$!
-	tests/run-fuzz build-fuzz | tee build-fuzz/fuzz.log || true
+	local total_p=0 total_f=0 total_s=0 marks side log
+	marks=$(mktemp -d)
+	side_lane "$marks" &
+	side=$!
+	echo "== tests in build (beside them: the sanitized and fuzzing builds, the fuzzers)"
+	tests/run-suite -j 2 build | tee build/suite.log || true
+	add_counts build/suite.log
+	while [ ! -e "$marks/asan" ] && [ ! -e "$marks/asan-failed" ]; do sleep 1; done
+	echo "== tests in build-asan (beside them: the OpenSSL and valgrind passes)"
+	log=build-asan/suite.log
+	if [ -e "$marks/asan" ]; then
+		# valgrind cannot run sanitized binaries (t_leaks), and
+		# the sanitizers keep freed memory in quarantine and
+		# reserve terabytes of shadow, which the memory scans
+		# (t_secrets) are not about: both are the plain build's.
+		tests/run-suite -j 2 -x t_leaks -x t_secrets build-asan | tee "$log" || true
+	else
+		mkdir -p build-asan
+		cat "$marks/asan.log" | tee "$log"
+	fi
+	add_counts "$log"
+	wait "$side" || true
+	echo "== fuzzers in build-fuzz"
+	cat build-fuzz/fuzz.log
 	add_counts build-fuzz/fuzz.log
-	wait "$vg" || true
+	echo "== tests in build with GELI_CRYPTO=openssl"
+	cat build/suite-openssl.log
+	add_counts build/suite-openssl.log
+	echo "== valgrind over ${VALGRIND_PASS[*]} in build"
 	cat build/suite-valgrind.log
 	add_counts build/suite-valgrind.log
+	rm -rf "$marks"
 	echo "$total_p passed, $total_f failed, $total_s skipped"
 	[ "$total_f" -eq 0 ]
 }
@@ -147,8 +177,6 @@ test)
 	install_missing "${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${FUZZ_PKGS[@]}" "${DEB_PKGS[@]}"
 	build build
 	build_debs	# tests/cli/t_deb.sh unpacks them
-	build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
-	CC=clang build build-fuzz -Dfuzz=true
 	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 	export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 	run_tests

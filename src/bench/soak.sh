@@ -7,23 +7,25 @@
 # and says how much was written and verified and how many mismatches fio
 # found (any is a failure: exit 1).
 #
-#   src/bench/soak.sh [-t SECONDS] [-g GELI] [-n]
+#   src/bench/soak.sh [-t SECONDS] [-g GELI] [-n | -z]
 #
 #   -t SECONDS  of each part (default 600)
 #   -g GELI     the geli binary (default build/src/geli/geli)
 #   -n          no zfs part
+#   -z          the zfs part only
 #
 # As root, with fio and zfs-fuse installed.  Everything lives in a fresh
 # directory of /dev/shm and goes at the end: the daemons and zfs-fuse it
 # starts are stopped by their PIDs.
 set -u
-secs=600 geli=build/src/geli/geli zfs=1
-while getopts "t:g:n" o; do
+secs=600 geli=build/src/geli/geli zfs=1 attached=1
+while getopts "t:g:nz" o; do
 	case $o in
 	t) secs=$OPTARG ;;
 	g) geli=$OPTARG ;;
 	n) zfs=0 ;;
-	*) sed -n '10,15p' "$0" >&2; exit 2 ;;
+	z) attached=0 ;;
+	*) sed -n '10,16p' "$0" >&2; exit 2 ;;
 	esac
 done
 geli=$(realpath "$geli")
@@ -116,12 +118,14 @@ attach_one() {	# attach_one FILE MiB: init and attach; the .eli path
 }
 
 # ---- 1. An attached provider ----------------------------------------------
-eli=$(attach_one "$T/prov" 256)
-jobfile "filename=$eli" 60 >"$T/attached.fio"
-fio --output-format=json --output="$T/attached.json" "$T/attached.fio" ||
-	failed=1
-report attached "$T/attached.json"
-"$geli" detach "$eli" || failed=1
+if [ "$attached" = 1 ]; then
+	eli=$(attach_one "$T/prov" 256)
+	jobfile "filename=$eli" 60 >"$T/attached.fio"
+	fio --output-format=json --output="$T/attached.json" "$T/attached.fio" ||
+		failed=1
+	report attached "$T/attached.json"
+	"$geli" detach "$eli" || failed=1
+fi
 
 # ---- 2. A zfs-fuse raidz on three attached providers -------------------------
 if [ "$zfs" = 1 ]; then

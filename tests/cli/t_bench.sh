@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
-# suite: zfs
 # geli bench: the quick mode runs every configuration, the table and the JSON
 # have the documented shape, bad options get a clear error.
 . "$(dirname "$0")/lib.sh"
@@ -165,21 +164,6 @@ assert [x["where"] for x in r] == ["outside", "middle", "inside", "command"]
 assert all(x["study"] == "disk" for x in r) and r[3]["reads"] > 0
 ' "$T/out"
 
-# --pool: a ZFS pool on attached providers against the same pool on plain files.
-if [ "$(id -u)" -eq 0 ] && [ -c /dev/fuse ] && command -v zfs-fuse >/dev/null && ! zpool list >/dev/null 2>&1; then
-	run "$GELI" bench --pool 1xraidz --size 64 --json
-	check "--pool 1xraidz: write, rewrite and read, raw and GELI" python3 -c '
-import json, sys
-r = json.load(open(sys.argv[1]))["results"]
-assert [x["ealgo"] for x in r] == [None, "AES-XTS"], r
-assert all(x["study"] == "pool" and x["providers"] == 3 and x["layout"] == "1xraidz" for x in r)
-assert all(x[k] > 0 for x in r for k in ("write_MBps", "rewrite_MBps", "read_MBps"))
-' "$T/out"
-	check "--pool leaves no pool, daemon or provider behind" bash -c \
-		'! zpool list >/dev/null 2>&1 && ! ls /dev/shm | grep -q geli-pool'
-else
-	skip "--pool needs root, /dev/fuse and zfs-fuse, and no other ZFS running"
-fi
 expect_err "--pool with a bad layout" \
 	"geli: Invalid pool layout: 3xfoo (NxKIND[:WIDTH], KIND one of stripe, mirror, raidz, raidz2, raidz3)." \
 	-- "$GELI" bench --pool 3xfoo

@@ -14,20 +14,8 @@
 #include "crypto.h"
 #include "crypto_backend.h"	/* a context's table: none for GC_NONE */
 #include "geli.h"
+#include "ciphers.h"
 
-static const struct { unsigned ealgo, keylen; } ciphers[] = {
-	{ GELI_ALGO_AES_XTS, 128 }, { GELI_ALGO_AES_XTS, 256 },
-	{ GELI_ALGO_AES_CBC, 128 }, { GELI_ALGO_AES_CBC, 192 }, { GELI_ALGO_AES_CBC, 256 },
-	{ GELI_ALGO_CAMELLIA_CBC, 128 }, { GELI_ALGO_CAMELLIA_CBC, 192 },
-	{ GELI_ALGO_CAMELLIA_CBC, 256 },
-	{ GELI_ALGO_BLOWFISH_CBC, 128 }, { GELI_ALGO_BLOWFISH_CBC, 160 },
-	{ GELI_ALGO_BLOWFISH_CBC, 192 }, { GELI_ALGO_BLOWFISH_CBC, 224 },
-	{ GELI_ALGO_BLOWFISH_CBC, 256 }, { GELI_ALGO_BLOWFISH_CBC, 288 },
-	{ GELI_ALGO_BLOWFISH_CBC, 320 }, { GELI_ALGO_BLOWFISH_CBC, 352 },
-	{ GELI_ALGO_BLOWFISH_CBC, 384 }, { GELI_ALGO_BLOWFISH_CBC, 416 },
-	{ GELI_ALGO_BLOWFISH_CBC, 448 },
-	{ GELI_ALGO_3DES_CBC, 192 }, { GELI_ALGO_NULL, 512 },
-};
 static const size_t counts[] = { 1, 2, 7, 64 };
 static const size_t units[] = { 512, 4096, 480 };
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))

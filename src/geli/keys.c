@@ -9,11 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "keyfiles.h"
+#include "tty.h"
 
 #define PASSBUF (GELI_MAX_PASSLEN + 1)
 #define READBUF 1024
@@ -133,50 +133,6 @@ read_passfiles(struct keysrc *ks)
 	return 0;
 }
 
-/* readpassphrase(3) with RPP_REQUIRE_TTY | RPP_ECHO_OFF. */
-static int
-read_tty(const char *prompt, char *out, size_t outlen)
-{
-	struct termios old, noecho;
-	size_t n = 0;
-	char c;
-	ssize_t r;
-	int fd, error = 0;
-
-	fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	if (tcgetattr(fd, &old) != 0) {
-		error = -errno;
-		close(fd);
-		return error;
-	}
-	noecho = old;
-	noecho.c_lflag &= ~(tcflag_t)(ECHO | ECHONL);
-	/* A passphrase is never read with echo on. */
-	if (tcsetattr(fd, TCSAFLUSH, &noecho) != 0) {
-		error = -errno;
-		close(fd);
-		return error;
-	}
-	if (write(fd, prompt, strlen(prompt)) < 0)
-		error = -errno;
-	while (error == 0 && (r = read(fd, &c, 1)) == 1 && c != '\n' &&
-	    c != '\r') {
-		if (n + 1 < outlen)
-			out[n++] = c;
-	}
-	out[n] = '\0';
-	c = 0;
-	/* The passphrase is read; if echo cannot come back, the terminal
-	 * stays quiet (stty echo), which is no reason to fail the command. */
-	(void)tcsetattr(fd, TCSAFLUSH, &old);
-	if (write(fd, "\n", 1) < 0)
-		error = error != 0 ? error : -errno;
-	close(fd);
-	return error;
-}
-
 static int
 prompt_passphrase(struct keysrc *ks)
 {
@@ -184,7 +140,7 @@ prompt_passphrase(struct keysrc *ks)
 	int error;
 
 	for (;;) {
-		error = read_tty(ks->isnew ? "Enter new passphrase: " :
+		error = tty_read_secret(ks->isnew ? "Enter new passphrase: " :
 		    "Enter passphrase: ", ks->pass, PASSBUF);
 		if (error != 0) {
 			geli_wipe(ks->pass, PASSBUF);
@@ -199,7 +155,7 @@ prompt_passphrase(struct keysrc *ks)
 			req_error("Cannot allocate memory.");
 			return -1;
 		}
-		error = read_tty("Reenter new passphrase: ", again, PASSBUF);
+		error = tty_read_secret("Reenter new passphrase: ", again, PASSBUF);
 		if (error != 0) {
 			geli_secure_free(again);
 			geli_wipe(ks->pass, PASSBUF);

@@ -132,6 +132,10 @@ static const struct row rows[] = {
 	{ OP_CLEAR, ANY_STEP, ANY_CODE, "Cannot clear metadata on {prov}: {err}.",
 	  NULL },
 
+	/* geli search: reading the device it scans (not FreeBSD's: no such verb). */
+	{ OP_SEARCH, GELI_STEP_OPEN, ANY_CODE, "Cannot open {prov}: {err}.", NULL },
+	{ OP_SEARCH, ANY_STEP, ANY_CODE, "Cannot read {prov}: {err}.", NULL },
+
 	/* The runtime verbs of an attached provider (§9.3, §9.11). */
 	{ OP_SUSPEND, ANY_STEP, -MSG_EONETIME, "Device {name}.eli is using "
 	  "one-time key, suspend not supported.", NULL },

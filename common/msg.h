@@ -20,6 +20,7 @@ enum msg_op {
 	OP_SETKEY, OP_DELKEY, OP_CONFIGURE, OP_KILL, OP_RESIZE, OP_BACKUP,
 	OP_RESTORE, OP_CLEAR, OP_SUSPEND, OP_RESUME, OP_DETACH,
 	OP_ATTACH,	/* attach's unlock: refusals, wrong key (§9.2) */
+	OP_SEARCH,	/* geli search's scan of a device */
 	OP_ANY		/* table rows only: any operation */
 };
 

@@ -368,6 +368,31 @@ GELI_API int geli_provider_read_metadata(struct geli_provider *p,
 GELI_API int geli_provider_write_metadata(struct geli_provider *p,
     struct geli_metadata *md);
 
+/*
+ * Providers inside a larger one (geli search): every 512-byte boundary of p
+ * is read once, in order, and each sector that starts with the GELI magic
+ * is handed to found().  decoded is geli_metadata_decode()'s code, or
+ * -ERANGE when the record decodes but the provider it describes
+ * (md.provsize bytes ending with the record's sector) does not fit in p;
+ * when 0, the provider is [start, start + md.provsize) of p and lived on
+ * sectors of psectorsize bytes (4096 when that puts its start on a 4 KiB
+ * boundary and 512 would not, else 512 or p's own).  found() returning
+ * non-zero ends the search with that value; progress (may be NULL) hears
+ * the bytes done after each read.  Returns 0, a read's -errno or found()'s.
+ */
+struct geli_found {
+	uint64_t mdoffset;		/* where the record is in p */
+	int decoded;
+	uint64_t start;
+	uint32_t psectorsize;
+	struct geli_metadata md;
+};
+typedef int (*geli_search_found_fn)(const struct geli_found *f, void *arg);
+typedef void (*geli_search_progress_fn)(uint64_t done, uint64_t total,
+    void *arg);
+GELI_API int geli_search(struct geli_provider *p, geli_search_found_fn found,
+    geli_search_progress_fn progress, void *arg);
+
 /* ---- Attached volumes: the sector data path (§6, §7) -------------------- */
 
 #include <sys/types.h>

@@ -187,6 +187,7 @@ int attached_rundir(void);
 
 void cmd_init(struct opts *o, int argc, char **argv);
 void cmd_dump(struct opts *o, int argc, char **argv);
+void cmd_search(struct opts *o, int argc, char **argv);
 void cmd_backup(struct opts *o, int argc, char **argv);
 void cmd_restore(struct opts *o, int argc, char **argv);
 void cmd_clear(struct opts *o, int argc, char **argv);

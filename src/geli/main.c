@@ -120,6 +120,7 @@ static const struct cmd commands[] = {
 	{ "version", 0, no_opts, "[prov ...]", cmd_version },
 	{ "clear", CMD_VERBOSE, no_opts, "[-v] prov ...", cmd_clear },
 	{ "dump", CMD_VERBOSE, no_opts, "[-v] prov ...", cmd_dump },
+	{ "search", CMD_VERBOSE, no_opts, "[-v] prov ...", cmd_search },
 	{ "list", 0, list_opts, "[-a] [name ...]", cmd_list },
 	{ "status", 0, status_opts, "[-ags] [name ...]", cmd_status },
 	{ "serve", CMD_VERBOSE, serve_opts,

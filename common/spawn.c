@@ -68,6 +68,10 @@ spawn_start(const struct spawn *s, FILE **out)
 	if (pid == 0) {
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 
+		if (s->stdin_fd > 0)
+			dup2(s->stdin_fd, STDIN_FILENO);
+		if (s->fd3 > 0)
+			dup2(s->fd3, 3);
 		if (out != NULL)
 			dup2(pfd[1], STDOUT_FILENO);
 		else if (s->flags & SPAWN_NO_STDOUT)
@@ -118,7 +122,8 @@ int
 run_cmd(int flags, const char *cwd, const char *const *env, const char *prog, ...)
 {
 	const char *argv[64];
-	struct spawn s = { argv, env, cwd, flags };
+	struct spawn s = { .argv = argv, .env = env, .cwd = cwd,
+	    .flags = flags };
 	va_list ap;
 	int n = 0;
 

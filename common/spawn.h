@@ -19,6 +19,9 @@ struct spawn {
 	const char *const *env;		/* "NAME=value" over ours; NULL-terminated, or NULL */
 	const char *cwd;		/* the child's directory; NULL: ours */
 	int flags;			/* SPAWN_* */
+	int stdin_fd;			/* > 0: the child's standard input */
+	int fd3;			/* > 0: the child's descriptor 3 (a
+					 * secret's pipe, read as /dev/fd/3) */
 };
 
 /*

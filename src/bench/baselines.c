@@ -124,7 +124,7 @@ openssl_speed(const char *alg, uint32_t S, int secs, bool decrypt, double *cpu)
 	const char *argv[] = { "openssl", "speed", "-provider", "default",
 	    "-provider", "legacy", "-evp", alg, "-bytes", nbytes, "-seconds",
 	    nsecs, decrypt ? "-decrypt" : NULL, NULL };
-	struct spawn sp = { argv, NULL, NULL, SPAWN_NO_STDERR };
+	struct spawn sp = { .argv = argv, .flags = SPAWN_NO_STDERR };
 	struct rusage r0, r1;
 	double speed = 0;
 	FILE *f;

@@ -122,7 +122,7 @@ run_without_aesni(int argc, char **argv, int ncfg, double *wmed, double *rmed)
 {
 	static const char *const env[] = { "OPENSSL_ia32cap=~0x200000200000000", NULL };
 	const char *args[128];
-	struct spawn s = { args, env, NULL, 0 };
+	struct spawn s = { .argv = args, .env = env };
 	char line[1024];
 	int row = -1, k = 0;
 	FILE *f;

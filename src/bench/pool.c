@@ -155,7 +155,7 @@ pool_create(const struct pool *pl, const struct attached *a)
 	static char paths[MAXPROV][64];
 	const char *argv[16 + 2 * MAXPROV];
 	char mnt[64];
-	struct spawn s = { argv, NULL, NULL, SPAWN_QUIET };
+	struct spawn s = { .argv = argv, .flags = SPAWN_QUIET };
 	int k = 0;
 
 	snprintf(mnt, sizeof(mnt), "%s/mnt", pl->dir);

@@ -139,7 +139,8 @@ geli_verb(const struct attached *a, int flags, const char *const *opts,
 {
 	const char *argv[96], *env[2] = { NULL, NULL };
 	char rundir[4200], dir[4096];
-	struct spawn s = { argv, env, a->dir, flags };
+	struct spawn s = { .argv = argv, .env = env, .cwd = a->dir,
+	    .flags = flags };
 	int k = 0;
 
 	run_dir(a, dir, sizeof(dir));

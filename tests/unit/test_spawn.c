@@ -15,7 +15,7 @@ static int
 first_line(const char *const *argv, const char *const *env, const char *cwd,
     char *line, size_t len)
 {
-	struct spawn s = { argv, env, cwd, 0 };
+	struct spawn s = { .argv = argv, .env = env, .cwd = cwd };
 	FILE *f;
 	pid_t pid;
 
@@ -70,11 +70,44 @@ main(void)
 	tap_ok(run_cmd(SPAWN_QUIET, NULL, NULL, "true", NULL) == 0,
 	    "true is 0");
 	{
-		struct spawn s = { missing, NULL, NULL, SPAWN_QUIET };
+		struct spawn s = { .argv = missing, .flags = SPAWN_QUIET };
 		tap_ok(spawn_run(&s) == 127, "a program that is not there: 127");
 	}
 	tap_ok(run_cmd(0, "/no/such/dir", NULL, "true", NULL) == 127,
 	    "a directory that is not there: 127");
+
+	/* Secrets through pipes: stdin and descriptor 3 (/dev/fd/3). */
+	{
+		const char *cat[] = { "sh", "-c", "read a; read b </dev/fd/3; "
+		    "echo \"$a+$b\"", NULL };
+		int in[2], three[2];
+		struct spawn s = { .argv = cat };
+		FILE *f;
+		pid_t pid;
+
+		if (pipe(in) != 0 || pipe(three) != 0 ||
+		    write(in[1], "one\n", 4) != 4 ||
+		    write(three[1], "two\n", 4) != 4) {
+			tap_ok(0, "pipes");
+			return tap_done();
+		}
+		close(in[1]);
+		close(three[1]);
+		s.stdin_fd = in[0];
+		s.fd3 = three[0];
+		pid = spawn_start(&s, &f);
+		line[0] = '\0';
+		if (pid > 0 && fgets(line, sizeof(line), f) != NULL)
+			line[strcspn(line, "\n")] = '\0';
+		if (pid > 0) {
+			fclose(f);
+			status = spawn_wait(pid);
+		}
+		close(in[0]);
+		close(three[0]);
+		tap_ok(pid > 0 && status == 0 && strcmp(line, "one+two") == 0,
+		    "stdin_fd and fd3 reach the child (%s)", line);
+	}
 
 	/* Programs in $PATH. */
 	tap_ok(have_program("sh"), "sh is in $PATH");

@@ -15,8 +15,8 @@ for d in "$DEBS"/*.deb; do
 	dpkg-deb -x "$d" "$R"
 done
 multi=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
-for f in usr/sbin/geli usr/sbin/geli-boot usr/lib/systemd/system/geli-boot.service \
-	usr/share/man/man8/geli.8.gz usr/share/bash-completion/completions/geli \
+for f in usr/sbin/geli usr/sbin/geli-truenas usr/sbin/geli-boot usr/lib/systemd/system/geli-boot.service \
+	usr/share/man/man8/geli.8.gz usr/share/man/man8/geli-truenas.8.gz usr/share/bash-completion/completions/geli \
 	usr/include/geli.h "usr/lib/$multi/pkgconfig/libgeli.pc" \
 	"usr/lib/$multi/nbdkit/filters/nbdkit-geli-filter.so" \
 	usr/share/man/man1/nbdkit-geli-filter.1.gz; do

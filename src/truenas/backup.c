@@ -118,8 +118,13 @@ load_archive(const char *path, struct loaded *l, char *err, size_t errlen)
 	archive_read_support_filter_all(a);
 	archive_read_support_format_tar(a);
 	if (archive_read_open_filename(a, path, 64 << 10) != ARCHIVE_OK) {
-		say(err, errlen, "Cannot read %s: %s.", path,
-		    archive_error_string(a));
+		/* libarchive's ARCHIVE_ERRNO_FILE_FORMAT: no format it knows. */
+		if (archive_errno(a) == EILSEQ)
+			say(err, errlen, "%s is neither a configuration backup "
+			    "(tar) nor a " DB_NAME " database.", path);
+		else
+			say(err, errlen, "Cannot read %s: %s.", path,
+			    archive_error_string(a));
 		archive_read_free(a);
 		return -1;
 	}

@@ -259,7 +259,8 @@ by_uuid(struct part *parts, size_t nparts, const char *uuid)
 	char want[40];
 	size_t i;
 
-	for (i = 0; uuid[i] != '\0' && i + 1 < sizeof(want); i++)
+	/* 13.0's pool.save_encrypteddisks may have stored "gptid/<uuid>.eli". */
+	for (i = 0; uuid[i] != '\0' && uuid[i] != '.' && i + 1 < sizeof(want); i++)
 		want[i] = (char)(uuid[i] >= 'A' && uuid[i] <= 'F' ?
 		    uuid[i] - 'A' + 'a' : uuid[i]);
 	want[i] = '\0';

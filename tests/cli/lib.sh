@@ -242,3 +242,22 @@ preload_list() {
 
 # The passphrase in a passfile (no newline needed: -j takes the first line).
 passfile() { printf '%s\n' "$2" >"$1"; }
+
+# Documents whose command blocks a test runs (docs/zfs-on-geli.md,
+# docs/truenas.md): each ```sh block follows a tag <!-- run: NAME -->.
+# doc_block DOC NAME: the lines of NAME's block.
+doc_block() {
+	awk -v tag="<!-- run: $2 -->" '
+		$0 == tag { want = 1; next }
+		want && /^```sh$/ { inside = 1; next }
+		inside && /^```$/ { exit }
+		inside { print }' "$1"
+}
+# doc_all_tagged DOC: the check that every command block of DOC is tagged.
+doc_all_tagged() {
+	local blocks tags
+	blocks=$(grep -c '^```sh$' "$1")
+	tags=$(grep -c '^<!-- run: [a-z-]* -->$' "$1")
+	check "every command block of $(basename "$1") is tagged for this test ($blocks)" \
+		test "$blocks" -gt 0 -a "$blocks" = "$tags"
+}

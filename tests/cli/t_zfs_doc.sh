@@ -36,14 +36,7 @@ localize() {
 		-e "/ -P /!s#geli init #geli init -i 1000 #" \
 		-e "s#geli init #geli init -B $ROOT/var/backups/PROV.eli #"
 }
-# The lines of the ```sh block after the tag <!-- run: NAME -->.
-block() {
-	awk -v tag="<!-- run: $1 -->" '
-		$0 == tag { want = 1; next }
-		want && /^```sh$/ { inside = 1; next }
-		inside && /^```$/ { exit }
-		inside { print }' "$DOC"
-}
+block() { doc_block "$DOC" "$1"; }
 RAN=()
 # doc NAME: run the block; its stdout in $T/out, stderr in $T/err, status in rc.
 doc() {
@@ -77,11 +70,7 @@ made() {
 eli() { local n; for n; do [ -e "$GELI_RUNDIR/$n.eli" ] || return 1; done; }
 no_eli() { local n; for n; do [ ! -e "$GELI_RUNDIR/$n.eli" ] || return 1; done; }
 
-# The document keeps its promise: every command block is tagged and run.
-doc_blocks=$(grep -c '^```sh$' "$DOC")
-doc_tags=$(grep -c '^<!-- run: [a-z-]* -->$' "$DOC")
-check "every command block of the document is tagged for this test ($doc_blocks)" \
-	test "$doc_blocks" -gt 0 -a "$doc_blocks" = "$doc_tags"
+doc_all_tagged "$DOC"
 
 doc create
 made tank create && check "create: a compressed raidz of 4 attached providers" \

@@ -268,8 +268,8 @@ read_pools(sqlite3 *db, struct backup *b, char *err, size_t errlen)
 	    !has_column(db, "storage_encrypteddisk", "encrypted_provider")) {
 		say(err, errlen, "This is a TrueNAS SCALE configuration: it "
 		    "records no GELI pools and no GELI keys. Use a backup made "
-		    "by FreeNAS or TrueNAS CORE, or the pool's downloaded key "
-		    "file alone (-k).");
+		    "by FreeNAS or TrueNAS CORE, or attach the disks' ZFS "
+		    "partitions with geli attach and the pool's key file.");
 		return -1;
 	}
 	if (sqlite3_prepare_v2(db, "SELECT id, vol_name, vol_guid, "

@@ -32,7 +32,7 @@ has() {	# has LINE WORD...: each WORD among the completions
 
 check "complete -F _geli geli is set" bash -c ". '$(dirname "$0")/../../contrib/geli.bash-completion'; complete -p geli | grep -q _geli"
 is "geli at" "attach"
-is "geli s" "serve setkey status stop suspend"
+is "geli s" "search serve setkey status stop suspend"
 has "geli " init label attach detach onetime configure setkey delkey suspend \
 	resume kill backup restore resize version clear dump list status serve bench help
 is "geli attach -" "-C -L -d -j -k -n -p -r -v"

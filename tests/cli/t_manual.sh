@@ -7,6 +7,8 @@
 man=$GELI_TESTS/../man/geli.8
 if command -v groff >/dev/null; then
 	check "the manual renders without warnings" test -z "$(groff -mandoc -ww -z "$man" 2>&1)"
+	check "geli-truenas(8) renders without warnings" \
+		test -z "$(groff -mandoc -ww -z "$GELI_TESTS/../man/geli-truenas.8" 2>&1)"
 else
 	skip "groff is not installed"
 fi

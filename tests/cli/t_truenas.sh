@@ -259,7 +259,7 @@ detach_all
 # ---- refusals ----------------------------------------------------------------------
 run TN list "$T/scale/freenas-v1.db"
 check "a SCALE 23.10 database: said so" test "$rc" = 1 -a "$(cat "$T/err")" = \
-	"geli-truenas: This is a TrueNAS SCALE configuration: it records no GELI pools and no GELI keys. Use a backup made by FreeNAS or TrueNAS CORE, or the pool's downloaded key file alone (-k)."
+	"geli-truenas: This is a TrueNAS SCALE configuration: it records no GELI pools and no GELI keys. Use a backup made by FreeNAS or TrueNAS CORE, or attach the disks' ZFS partitions with geli attach and the pool's key file."
 run TN attach "$T/keys.tar" nosuch
 check "a pool not in the backup" test "$rc" = 1 -a "$(cat "$T/err")" = \
 	"geli-truenas: No pool nosuch in $T/keys.tar (see: geli-truenas list $T/keys.tar)."

@@ -4,16 +4,7 @@
 
 #include "crypto.h"
 #include "geli.h"
-
-static const struct { unsigned ealgo, keylen; } ciphers[] = {
-	{ GELI_ALGO_AES_XTS, 128 }, { GELI_ALGO_AES_XTS, 256 },
-	{ GELI_ALGO_AES_CBC, 128 }, { GELI_ALGO_AES_CBC, 192 }, { GELI_ALGO_AES_CBC, 256 },
-	{ GELI_ALGO_CAMELLIA_CBC, 128 }, { GELI_ALGO_CAMELLIA_CBC, 192 },
-	{ GELI_ALGO_CAMELLIA_CBC, 256 },
-	{ GELI_ALGO_BLOWFISH_CBC, 128 }, { GELI_ALGO_BLOWFISH_CBC, 256 },
-	{ GELI_ALGO_BLOWFISH_CBC, 448 },
-	{ GELI_ALGO_3DES_CBC, 192 }, { GELI_ALGO_NULL, 512 },
-};
+#include "ciphers.h"
 
 static void
 test_cipher(unsigned ealgo, unsigned keylen)

@@ -44,7 +44,7 @@ progress(uint64_t done, uint64_t total, void *arg)
 	struct scan *s = arg;
 	double t = now();
 
-	if (!s->tty || t - s->last < 0.25)
+	if (!s->tty || (t - s->last < 0.25 && done < total))
 		return;
 	s->last = t;
 	fprintf(stderr, "\rSearching %.40s: %3u%%", s->name,

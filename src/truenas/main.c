@@ -207,6 +207,7 @@ geli_attach(const struct opts *o, const struct keys *k, const char *dev)
 	}
 	if (s.stdin_fd <= 0)
 		return -1;
+	fflush(stdout);		/* ours before geli's */
 	rc = spawn_run(&s);
 	close(s.stdin_fd);
 	if (s.fd3 > 0)

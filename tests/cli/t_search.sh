@@ -47,6 +47,13 @@ sum=$(md5sum <"$img")
 run "$GELI" search "$img"
 check "search: status 0, nothing on stderr (no terminal: no progress)" \
 	test "$rc" = 0 -a ! -s "$T/err"
+if command -v script >/dev/null; then
+	script -qec "$GELI search $img" /dev/null >"$T/tty.out" 2>&1
+	check "on a terminal: the progress, then the providers" \
+		bash -c 'grep -q "Searching .*100%" "$1" && [ $(grep -c "^GELI provider" "$1") = 2 ]' _ "$T/tty.out"
+else
+	skip "script(1) is not installed"
+fi
 grep '^GELI provider at offset' "$T/out" >"$T/found"
 check "two providers found, in order" test "$(cat "$T/found")" = \
 "GELI provider at offset 1048576 of $img:

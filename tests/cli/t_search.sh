@@ -50,7 +50,7 @@ check "search: status 0, nothing on stderr (no terminal: no progress)" \
 if command -v script >/dev/null; then
 	script -qec "$GELI search $img" /dev/null >"$T/tty.out" 2>&1
 	check "on a terminal: the progress, then the providers" \
-		bash -c 'grep -q "Searching .*100%" "$1" && [ $(grep -c "^GELI provider" "$1") = 2 ]' _ "$T/tty.out"
+		bash -c 'grep -q "Searching .*100%" "$1" && [ $(grep -c "GELI provider at offset" "$1") = 2 ]' _ "$T/tty.out"
 else
 	skip "script(1) is not installed"
 fi

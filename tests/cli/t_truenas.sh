@@ -276,6 +276,14 @@ run "$TRUENAS" attach -d "${LOOP[d5]}" "$T/keys.tar" tank
 check "none of the pool's disks here: nothing attached" test "$rc" = 1 -a "$(attached_count)" = 0 -a \
 	"$(cat "$T/err")" = "geli-truenas: None of pool tank's disks is on this machine (among the disks given with -d); nothing attached."
 check "nothing was left attached by the refusals" test "$(attached_count)" = 0
+# An attach that fails midway (d2 already attached, by hand): the ones
+# before it are detached again; the one attached by hand stays.
+"$GELI" attach -r -p -k "$T/tank.key" "$(zpart d2)"
+run TN attach -r "$T/keys.tar" tank
+check "an attach failing midway: refused, the disks attached before it detached again" \
+	test "$rc" = 1 -a "$(attached_count)" = 1 -a "$(tail -n 1 "$T/err")" = \
+	"geli-truenas: Cannot attach $(zpart d2); the disks attached before it are detached again."
+detach_all
 
 # ---- geli search on disks whose partition tables are gone -----------------------------
 cp "$T/d2" "$T/d2.zapped"

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Keyfiles (geli's -k/-K, the nbdkit filter's keyfile=), read once. */
+/* Keyfiles (geli's -k/-K, the nbdkit filter's keyfile=) and passfiles
+ * (-j/-J), read once. */
 #ifndef GELI_COMMON_KEYFILES_H
 #define GELI_COMMON_KEYFILES_H
 
@@ -14,5 +15,15 @@
  */
 int keyfiles_read(struct geli_ukey_ctx *ctx, const char *const *files,
     size_t n, char *msg, size_t len);
+
+/*
+ * The first line of each of files[0..n) ("-" is stdin), without its
+ * newline and up to a NUL, joined into pass (GELI_MAX_PASSLEN + 1 bytes,
+ * locked), NUL-terminated; read through a locked buffer, wiped.  0, or -1
+ * with "Cannot open passfile F: ...", "Cannot read passfile F: ..." or
+ * "Passphrase in F too long." in msg.
+ */
+int passfiles_read(char *pass, const char *const *files, size_t n, char *msg,
+    size_t len);
 
 #endif

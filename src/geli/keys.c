@@ -16,7 +16,6 @@
 #include "tty.h"
 
 #define PASSBUF (GELI_MAX_PASSLEN + 1)
-#define READBUF 1024
 /*
  * Counts above this take more than a few seconds anywhere (the calibration
  * of §4.4 aims at 2 s, about 2.3 million here): say so before PBKDF2 runs.
@@ -33,7 +32,6 @@ struct keysrc {
 	unsigned nkeyfiles;
 	char *pass;		/* secure; cached for further providers */
 	bool cached;
-	uint8_t *buf;		/* secure read buffer */
 };
 
 int
@@ -54,8 +52,7 @@ keysrc_new(struct opts *o, bool isnew, struct keysrc **out)
 	ks->npassfiles = opt_multi(o, isnew ? 'J' : 'j', &ks->passfiles);
 	nkeyfiles = opt_multi(o, isnew ? 'K' : 'k', &keyfiles);
 	ks->pass = geli_secure_alloc(PASSBUF);
-	ks->buf = geli_secure_alloc(READBUF);
-	if (ks->pass == NULL || ks->buf == NULL ||
+	if (ks->pass == NULL ||
 	    geli_ukey_new(&ks->ctx) != 0) {
 		req_error("Cannot allocate memory.");
 		keysrc_free(ks);
@@ -77,58 +74,16 @@ keysrc_new(struct opts *o, bool isnew, struct keysrc **out)
 	return 0;
 }
 
-/* The first line of each passfile, appended to ks->pass. */
+/* The first line of each passfile, joined into ks->pass. */
 static int
 read_passfiles(struct keysrc *ks)
 {
-	size_t have = 0;
-	ssize_t done;
-	char *nl;
-	int fd, error;
+	char msg[4200];
 
-	ks->pass[0] = '\0';
-	for (int i = 0; i < ks->npassfiles; i++) {
-		const char *file = ks->passfiles[i];
-
-		if (strcmp(file, "-") == 0) {
-			fd = STDIN_FILENO;
-		} else {
-			fd = open(file, O_RDONLY | O_CLOEXEC);
-			if (fd < 0) {
-				req_error("Cannot open passfile %s: %s.", file,
-				    strerror(errno));
-				return -1;
-			}
-		}
-		while ((done = read(fd, ks->buf, READBUF - 1)) > 0) {
-			ks->buf[done] = '\0';
-			nl = memchr(ks->buf, '\n', (size_t)done);
-			if (nl != NULL)
-				*nl = '\0';
-			/* strlen: the passphrase ends at a NUL, as in C. */
-			size_t add = strlen((char *)ks->buf);
-			if (have + add > GELI_MAX_PASSLEN) {
-				if (fd != STDIN_FILENO)
-					close(fd);
-				geli_wipe(ks->buf, READBUF);
-				req_error("Passphrase in %s too long.", file);
-				return -1;
-			}
-			memcpy(ks->pass + have, ks->buf, add);
-			have += add;
-			ks->pass[have] = '\0';
-			if (nl != NULL)
-				break;
-		}
-		error = errno;
-		if (fd != STDIN_FILENO)
-			close(fd);
-		geli_wipe(ks->buf, READBUF);
-		if (done < 0) {
-			req_error("Cannot read passfile %s: %s.", file,
-			    strerror(error));
-			return -1;
-		}
+	if (passfiles_read(ks->pass, ks->passfiles, (size_t)ks->npassfiles, msg,
+	    sizeof(msg)) != 0) {
+		req_error("%s", msg);
+		return -1;
 	}
 	return 0;
 }
@@ -245,14 +200,12 @@ read_passphrase(const char *const *passfiles, int npassfiles)
 	char *pass = NULL;
 
 	ks.pass = geli_secure_alloc(PASSBUF);
-	ks.buf = geli_secure_alloc(READBUF);
-	if (ks.pass == NULL || ks.buf == NULL)
+	if (ks.pass == NULL)
 		req_error("Cannot allocate memory.");
 	else if ((npassfiles > 0 ? read_passfiles(&ks) :
 	    prompt_passphrase(&ks)) == 0)
 		pass = ks.pass, ks.pass = NULL;
 	geli_secure_free(ks.pass);
-	geli_secure_free(ks.buf);
 	return pass;
 }
 
@@ -263,6 +216,5 @@ keysrc_free(struct keysrc *ks)
 		return;
 	geli_ukey_free(ks->ctx);
 	geli_secure_free(ks->pass);
-	geli_secure_free(ks->buf);
 	free(ks);
 }

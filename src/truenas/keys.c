@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "keyfiles.h"
 #include "truenas.h"
 #include "tty.h"
 
@@ -60,16 +61,13 @@ get_passphrase(const struct opts *o, const struct pool *p, char **out)
 		return -1;
 	}
 	if (o->passfile != NULL) {
-		uint8_t *buf;
-		size_t len;
+		char msg[4200];
 
-		if (read_secret_file(o->passfile, &buf, &len, MAXPASS - 1) != 0) {
+		if (passfiles_read(pass, &o->passfile, 1, msg, sizeof(msg)) != 0) {
+			tn_warn("%s", msg);
 			geli_secure_free(pass);
 			return -1;
 		}
-		len = strcspn((char *)buf, "\n");
-		memcpy(pass, buf, len < MAXPASS - 1 ? len : MAXPASS - 1);
-		geli_secure_free(buf);
 	} else {
 		char prompt[300];
 

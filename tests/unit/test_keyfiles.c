@@ -96,6 +96,39 @@ main(void)
 	    "no keyfiles: nothing to do");
 	geli_ukey_free(ctx);
 	geli_ukey_free(want);
+
+	/* Passfiles: the first line of each, joined; too long; missing. */
+	char pass[GELI_MAX_PASSLEN + 1], p1[4200], p2[4200], big[4200];
+	FILE *f;
+
+	snprintf(p1, sizeof(p1), "%s/p1", dir);
+	snprintf(p2, sizeof(p2), "%s/p2", dir);
+	snprintf(big, sizeof(big), "%s/big", dir);
+	if ((f = fopen(p1, "w")) != NULL) {
+		fputs("one\nnot this\n", f);
+		fclose(f);
+	}
+	if ((f = fopen(p2, "w")) != NULL) {
+		fputs("two", f);
+		fclose(f);
+	}
+	if ((f = fopen(big, "w")) != NULL) {
+		for (int i = 0; i <= GELI_MAX_PASSLEN; i++)
+			fputc('x', f);
+		fclose(f);
+	}
+	const char *pp[] = { p1, p2 };
+	tap_ok(passfiles_read(pass, pp, 2, msg, sizeof(msg)) == 0 &&
+	    strcmp(pass, "onetwo") == 0, "passfiles: first lines joined (%s)",
+	    pass);
+	const char *pb[] = { big };
+	tap_ok(passfiles_read(pass, pb, 1, msg, sizeof(msg)) == -1 &&
+	    strstr(msg, "Passphrase in ") == msg &&
+	    strstr(msg, "/big too long.") != NULL, "\"%s\"", msg);
+	const char *pm[] = { p1, missing };
+	tap_ok(passfiles_read(pass, pm, 2, msg, sizeof(msg)) == -1 &&
+	    strstr(msg, "Cannot open passfile ") == msg,
+	    "a missing passfile: \"%s\"", msg);
 	remove_tree(dir);
 	return tap_done();
 }

@@ -160,3 +160,16 @@ parts_list(const char *const *disks, size_t ndisks, struct part **out,
 	closedir(d);
 	return rc;
 }
+
+struct part *
+parts_by_uuid(struct part *parts, size_t n, const char *uuid)
+{
+	char want[40];
+
+	lower_copy(want, sizeof(want), uuid);
+	want[strcspn(want, ".")] = '\0';
+	for (size_t i = 0; i < n; i++)
+		if (!parts[i].claimed && strcmp(parts[i].uuid, want) == 0)
+			return &parts[i];
+	return NULL;
+}

@@ -26,5 +26,8 @@ struct part {
  */
 int parts_list(const char *const *disks, size_t ndisks, struct part **out,
     size_t *n);
+/* The partition of parts[0..n) not yet claimed whose PARTUUID is uuid (in
+ * any case; a ".eli" after it, as 13.0 stored some, left out), or NULL. */
+struct part *parts_by_uuid(struct part *parts, size_t n, const char *uuid);
 
 #endif

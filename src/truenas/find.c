@@ -60,24 +60,6 @@ try_key(const char *dev, const struct keys *k, struct disk *d)
 	}
 }
 
-/* A partition by PARTUUID, not yet claimed. */
-static struct part *
-by_uuid(struct part *parts, size_t nparts, const char *uuid)
-{
-	char want[40];
-	size_t i;
-
-	/* 13.0's pool.save_encrypteddisks may have stored "gptid/<uuid>.eli". */
-	for (i = 0; uuid[i] != '\0' && uuid[i] != '.' && i + 1 < sizeof(want); i++)
-		want[i] = (char)(uuid[i] >= 'A' && uuid[i] <= 'F' ?
-		    uuid[i] - 'A' + 'a' : uuid[i]);
-	want[i] = '\0';
-	for (i = 0; i < nparts; i++)
-		if (!parts[i].claimed && strcmp(parts[i].uuid, want) == 0)
-			return &parts[i];
-	return NULL;
-}
-
 /*
  * Where pool p's providers are: by PARTUUID, then (with a key) the
  * freebsd-zfs partitions that no provider claimed and that the key opens,
@@ -98,7 +80,7 @@ locate(const struct pool *p, struct part *parts, size_t nparts,
 		d->provider = prov;
 		d->slot = -1;
 		if (strncmp(prov, "gptid/", 6) == 0)
-			d->part = by_uuid(parts, nparts, prov + 6);
+			d->part = parts_by_uuid(parts, nparts, prov + 6);
 		if (d->part == NULL) {
 			missing++;
 			continue;
@@ -125,19 +107,24 @@ locate(const struct pool *p, struct part *parts, size_t nparts,
 	return n;
 }
 
+/* What was tried: "key", "key and passphrase" or "recovery key". */
+static const char *
+key_words(const struct keys *k)
+{
+	return k->recovery ? "recovery key" : k->pass != NULL ?
+	    "key and passphrase" : "key";
+}
+
 static const char *
 state_text(const struct disk *d, const struct keys *k, char *buf, size_t len)
 {
 	switch (d->key) {
 	case K_OPENS:
-		snprintf(buf, len, "the %s opens it (slot %d)",
-		    k->recovery ? "recovery key" : k->pass != NULL ?
-		    "key and passphrase" : "key", d->slot);
+		snprintf(buf, len, "the %s opens it (slot %d)", key_words(k),
+		    d->slot);
 		break;
 	case K_WRONG:
-		snprintf(buf, len, "the %s does not open it",
-		    k->recovery ? "recovery key" : k->pass != NULL ?
-		    "key and passphrase" : "key");
+		snprintf(buf, len, "the %s does not open it", key_words(k));
 		break;
 	case K_UNTRIED:
 		snprintf(buf, len, "GELI provider; %s", k == NULL ||
@@ -155,38 +142,32 @@ size_t
 print_disks(const struct disk *disks, size_t n,
     const struct keys *k, size_t *missing)
 {
-	size_t opens = 0;
+	size_t opens = 0, unfound = 0, bykey = 0;
 	char st[200];
 
-	*missing = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct disk *d = &disks[i];
 
 		if (d->where == W_MISSING) {
-			(*missing)++;
+			unfound++;
 			continue;
 		}
-		if (d->key == K_OPENS)
-			opens++;
-		if (d->where == W_BY_UUID)
+		opens += d->key == K_OPENS;
+		if (d->where == W_BY_UUID) {
 			printf("  %s: %s, %s\n", d->provider, d->part->dev,
 			    state_text(d, k, st, sizeof(st)));
-		else
+		} else {
+			bykey++;
 			printf("  found by its key: %s (PARTUUID %s), %s\n",
 			    d->part->dev, d->part->uuid,
 			    state_text(d, k, st, sizeof(st)));
+		}
 	}
 	/* Providers not found: those the key did not account for. */
-	size_t unfound = *missing, bykey = 0;
-
-	for (size_t i = 0; i < n; i++)
-		bykey += disks[i].where == W_BY_KEY;
 	*missing = unfound > bykey ? unfound - bykey : 0;
-	for (size_t i = 0; i < n && unfound > 0; i++) {
-		if (disks[i].where != W_MISSING)
-			continue;
-		printf("  %s: %s\n", disks[i].provider, bykey > 0 ?
-		    "not found by its PARTUUID" : "not found");
-	}
+	for (size_t i = 0; i < n; i++)
+		if (disks[i].where == W_MISSING)
+			printf("  %s: %s\n", disks[i].provider, bykey > 0 ?
+			    "not found by its PARTUUID" : "not found");
 	return opens;
 }

@@ -29,13 +29,13 @@ teardown(struct dmn *d)
 {
 	int error;
 
-	if (d->loopdev[0] != '\0') {
-		error = loop_detach(d->loopdev, d->elipath);
+	if (d->loop.path[0] != '\0') {
+		error = loop_detach(&d->loop);
 		/* -ENXIO: removed under us, and maybe someone else's now. */
 		if (error != 0 && error != -ENXIO)
-			dlog(d, "cannot detach %s: %s", d->loopdev,
+			dlog(d, "cannot detach %s: %s", d->loop.path,
 			    strerror(-error));
-		d->loopdev[0] = '\0';
+		d->loop.path[0] = '\0';
 	}
 	/* Requests waiting for a resume that will not come would hold the
 	 * FUSE threads, and this teardown, for ever: they fail. */
@@ -184,9 +184,8 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 	if (d->r.loop) {
 		uint32_t bs = geli_volume_sectorsize(d->v);
 		error = loop_attach(d->elipath, bs > 4096 ? 4096 : bs, ro,
-		    d->loopdev, sizeof(d->loopdev));
+		    &d->loop);
 		if (error != 0) {
-			d->loopdev[0] = '\0';
 			status_msg(stfd, false, "Cannot create a loop device on "
 			    "%s: %s.", d->elipath, strerror(-error));
 			teardown(d);
@@ -211,7 +210,7 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 		dlog(d, "%s.eli: Cannot lock memory: keys may be written to "
 		    "swap.", d->name);
 	status_msg(stfd, true, "%c%s", geli_secure_unlocked() ? 'U' : 'L',
-	    d->loopdev);
+	    d->loop.path);
 	close(stfd);
 
 	dmn_serve(d);

@@ -13,6 +13,7 @@
 
 #include "attachd.h"
 #include "fusefile.h"
+#include "loopdev.h"
 
 struct dmn {
 	struct attach_req r;
@@ -25,7 +26,7 @@ struct dmn {
 	uint8_t *mkey;			/* secure; wiped while suspended */
 	uint32_t flags;			/* runtime flags, as geli list shows */
 	uint32_t psize;
-	char loopdev[64];
+	struct loopdev loop;		/* with -L */
 	int ctlfd, evfd, sigfd;		/* control socket, last close, signals */
 	pthread_mutex_t lock;		/* flags, opens, wopens */
 	unsigned opens, wopens;

@@ -55,7 +55,7 @@ do_status(struct dmn *d, struct ctl_reply *rp)
 	snprintf(s->prov, sizeof(s->prov), "%s", d->prov);
 	snprintf(s->provpath, sizeof(s->provpath), "%s", d->provpath);
 	snprintf(s->elipath, sizeof(s->elipath), "%s", d->elipath);
-	snprintf(s->loop, sizeof(s->loop), "%s", d->loopdev);
+	snprintf(s->loop, sizeof(s->loop), "%s", d->loop.path);
 	s->pid = (int32_t)getpid();
 	s->flags = dmn_flags(d);
 	s->ealgo = md->ealgo;
@@ -229,9 +229,9 @@ do_configure(struct dmn *d, struct ctl_reply *rp, uint32_t set, uint32_t clear)
 	/* TRIM on or off at once, as FreeBSD's configure -t/-T; the loop
 	 * device offers discards again if a refusal had turned them off. */
 	geli_volume_set_nodelete(d->v, d->flags & GELI_FLAG_NODELETE);
-	if ((clear & GELI_FLAG_NODELETE) && d->loopdev[0] != '\0' &&
-	    (error = loop_refresh_discard(d->loopdev, d->elipath)) != 0)
-		dlog(d, "%s: discards stay off: %s", d->loopdev,
+	if ((clear & GELI_FLAG_NODELETE) && d->loop.path[0] != '\0' &&
+	    (error = loop_refresh_discard(&d->loop)) != 0)
+		dlog(d, "%s: discards stay off: %s", d->loop.path,
 		    strerror(-error));
 	if (d->flags & GELI_FLAG_ONETIME)
 		return;		/* memory only */

@@ -15,15 +15,23 @@
 #include "loopdev.h"
 
 int
-loop_attach(const char *file, uint32_t bs, bool readonly, char *dev,
-    size_t devlen)
+loop_attach(const char *file, uint32_t bs, bool readonly, struct loopdev *l)
 {
 	struct loop_config cfg;
+	struct stat st;
 	int ctl, lfd, ffd, n, error = -EBUSY;
 
+	l->path[0] = '\0';
 	ffd = open(file, (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
 	if (ffd < 0)
 		return -errno;
+	if (fstat(ffd, &st) != 0) {
+		error = -errno;
+		close(ffd);
+		return error;
+	}
+	l->fdev = (uint64_t)st.st_dev;
+	l->fino = (uint64_t)st.st_ino;
 	ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
 	if (ctl < 0) {
 		error = -errno;
@@ -37,8 +45,8 @@ loop_attach(const char *file, uint32_t bs, bool readonly, char *dev,
 			error = -errno;
 			break;
 		}
-		snprintf(dev, devlen, "/dev/loop%d", n);
-		lfd = open(dev, (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+		snprintf(l->path, sizeof(l->path), "/dev/loop%d", n);
+		lfd = open(l->path, (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
 		if (lfd < 0) {
 			error = -errno;
 			continue;
@@ -51,38 +59,38 @@ loop_attach(const char *file, uint32_t bs, bool readonly, char *dev,
 		error = ioctl(lfd, LOOP_CONFIGURE, &cfg) == 0 ? 0 : -errno;
 		close(lfd);
 	}
+	if (error != 0)
+		l->path[0] = '\0';
 	close(ctl);
 	close(ffd);
 	return error;
 }
 
 /*
- * Is the device on fd still backed by file?  A loop device removed under
+ * Is the device on fd still backed by l's file?  A loop device removed under
  * us (losetup -d) and set up again for something else keeps its name: it
  * is then not ours to detach, resize or call busy.
  */
 static bool
-backs(int fd, const char *file)
+backs(int fd, const struct loopdev *l)
 {
 	struct loop_info64 info;
-	struct stat st;
 
 	/* Zeroed: tools that do not know the ioctl (valgrind) see it set. */
 	memset(&info, 0, sizeof(info));
 	return ioctl(fd, LOOP_GET_STATUS64, &info) == 0 &&
-	    stat(file, &st) == 0 && info.lo_device == (uint64_t)st.st_dev &&
-	    info.lo_inode == (uint64_t)st.st_ino;
+	    info.lo_device == l->fdev && info.lo_inode == l->fino;
 }
 
-/* dev opened, if it still backs file; -ENXIO when it does not. */
+/* The device opened, if it still backs l's file; -ENXIO when it does not. */
 static int
-open_ours(const char *dev, const char *file, int flags)
+open_ours(const struct loopdev *l, int flags)
 {
-	int fd = open(dev, flags | O_CLOEXEC);
+	int fd = open(l->path, flags | O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;
-	if (!backs(fd, file)) {
+	if (!backs(fd, l)) {
 		close(fd);
 		return -ENXIO;
 	}
@@ -90,11 +98,11 @@ open_ours(const char *dev, const char *file, int flags)
 }
 
 int
-loop_detach(const char *dev, const char *file)
+loop_detach(const struct loopdev *l)
 {
 	int fd, error = 0;
 
-	fd = open_ours(dev, file, O_RDONLY);
+	fd = open_ours(l, O_RDONLY);
 	if (fd < 0)
 		return fd;
 	for (int tries = 0; tries < 50; tries++) {
@@ -112,11 +120,11 @@ loop_detach(const char *dev, const char *file)
 }
 
 int
-loop_set_capacity(const char *dev, const char *file)
+loop_set_capacity(const struct loopdev *l)
 {
 	int fd, error;
 
-	fd = open_ours(dev, file, O_RDONLY);
+	fd = open_ours(l, O_RDONLY);
 	if (fd < 0)
 		return fd;
 	error = ioctl(fd, LOOP_SET_CAPACITY, 0) == 0 ? 0 : -errno;
@@ -160,20 +168,20 @@ open_elsewhere(const char *dev)
 }
 
 bool
-loop_in_use(const char *dev, const char *file)
+loop_in_use(const struct loopdev *l)
 {
 	int fd;
 
-	fd = open_ours(dev, file, O_RDONLY);
+	fd = open_ours(l, O_RDONLY);
 	if (fd < 0)
 		return false;
 	close(fd);
 	/* A mount or another exclusive holder makes O_EXCL fail. */
-	fd = open(dev, O_RDONLY | O_EXCL | O_CLOEXEC);
+	fd = open(l->path, O_RDONLY | O_EXCL | O_CLOEXEC);
 	if (fd < 0)
 		return errno == EBUSY;
 	close(fd);
-	return open_elsewhere(dev);
+	return open_elsewhere(l->path);
 }
 
 /* The device's discard limit in sysfs (0: the kernel turned it off). */
@@ -195,13 +203,13 @@ discard_max(const char *dev)
 }
 
 int
-loop_refresh_discard(const char *dev, const char *file)
+loop_refresh_discard(const struct loopdev *l)
 {
 	int fd, bs, error = 0;
 
-	if (discard_max(dev) != 0)
+	if (discard_max(l->path) != 0)
 		return 0;
-	fd = open_ours(dev, file, O_RDONLY);
+	fd = open_ours(l, O_RDONLY);
 	if (fd < 0)
 		return fd;
 	if (ioctl(fd, BLKSSZGET, &bs) != 0)

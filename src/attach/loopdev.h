@@ -7,25 +7,35 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A free loop device backed by file, with logical block size bs (512..4096). */
-int loop_attach(const char *file, uint32_t bs, bool readonly, char *dev,
-    size_t devlen);
 /*
- * The next four act on dev only while it is still backed by file (the
- * device may have been removed and given to something else): -ENXIO, or
+ * A loop device and the file it was set up on, known by the file's device
+ * and inode as they were then: the path may since name something else (the
+ * .eli mount lazily unmounted under a running daemon).
+ */
+struct loopdev {
+	char path[64];		/* "": none */
+	uint64_t fdev, fino;
+};
+
+/* A free loop device backed by file, with logical block size bs (512..4096). */
+int loop_attach(const char *file, uint32_t bs, bool readonly,
+    struct loopdev *l);
+/*
+ * The next four act on the device only while it is still backed by the same
+ * file (it may have been removed and given to something else): -ENXIO, or
  * false, when it is not.
  */
-int loop_detach(const char *dev, const char *file);
+int loop_detach(const struct loopdev *l);
 /* Re-read the backing file's size. */
-int loop_set_capacity(const char *dev, const char *file);
+int loop_set_capacity(const struct loopdev *l);
 /*
  * Discards offered again after the kernel turned them off (a discard was
  * refused while the provider had NODELETE): the block size set to 512 and
  * back, which makes the kernel work the limits out anew.  -EOPNOTSUPP for a
  * device of 512-byte blocks (no smaller size to pass through).
  */
-int loop_refresh_discard(const char *dev, const char *file);
+int loop_refresh_discard(const struct loopdev *l);
 /* True when something (a mount, a process other than us) holds the device. */
-bool loop_in_use(const char *dev, const char *file);
+bool loop_in_use(const struct loopdev *l);
 
 #endif

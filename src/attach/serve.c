@@ -181,8 +181,8 @@ dmn_busy(struct dmn *d)
 	pthread_mutex_lock(&d->lock);
 	opens = d->opens;
 	pthread_mutex_unlock(&d->lock);
-	if (d->loopdev[0] != '\0') {
-		if (loop_in_use(d->loopdev, d->elipath))
+	if (d->loop.path[0] != '\0') {
+		if (loop_in_use(&d->loop))
 			return true;
 		return opens > 1;	/* the loop device's own open */
 	}
@@ -231,9 +231,9 @@ check_resize(struct dmn *d)
 		return;
 	}
 	fusefile_size_changed(d->ff);
-	if (d->loopdev[0] != '\0' &&
-	    (error = loop_set_capacity(d->loopdev, d->elipath)) != 0)
-		dlog(d, "%s.eli: Cannot resize %s: %s.", d->name, d->loopdev,
+	if (d->loop.path[0] != '\0' &&
+	    (error = loop_set_capacity(&d->loop)) != 0)
+		dlog(d, "%s.eli: Cannot resize %s: %s.", d->name, d->loop.path,
 		    strerror(-error));
 	dlog(d, "Device %s.eli size changed from %ju to %ju.", d->name,
 	    (uintmax_t)before, (uintmax_t)geli_volume_size(d->v));

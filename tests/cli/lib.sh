@@ -13,11 +13,14 @@ trap 'exit 143' TERM INT
 HOOKS=()
 cleanup_hooks() { local h; for h in "${HOOKS[@]+"${HOOKS[@]}"}"; do eval "$h"; done; }
 
-# Whatever a test left: mounts under $T, loop devices on its files, and
-# attach daemons (asked to detach, then stopped by the PID in their pid file).
+# Whatever a test left: mounts under $T, attach daemons (asked to detach,
+# then stopped by the PID in their pid file), loop devices on its files.
+# The .eli mounts go last: unmounted lazily under a -L daemon, they would
+# leave its loop device on a file with no name.
 cleanup_attached() {
 	local m p pid i
-	for m in $(awk -v t="$T" 'index($2, t) == 1 { print $2 }' /proc/mounts | sort -r); do
+	for m in $(awk -v t="$T" -v r="$GELI_RUNDIR/" \
+	    'index($2, t) == 1 && index($2, r) != 1 { print $2 }' /proc/mounts | sort -r); do
 		umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
 	done
 	for p in "$GELI_RUNDIR"/*.pid; do
@@ -26,6 +29,9 @@ cleanup_attached() {
 		"$GELI" detach -f "$(basename "$p" .pid)" >/dev/null 2>&1
 		for i in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
 		kill "$pid" 2>/dev/null
+	done
+	for m in $(losetup -n -O NAME,BACK-FILE 2>/dev/null | awk -v t="$T" 'index($2, t) == 1 { print $1 }'); do
+		losetup -d "$m" 2>/dev/null
 	done
 	for m in $(awk -v t="$T" 'index($2, t) == 1 { print $2 }' /proc/mounts | sort -r); do
 		umount -l "$m" 2>/dev/null

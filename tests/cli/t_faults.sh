@@ -383,4 +383,19 @@ else
 	skip "-L device deleted: its number was taken before ours could be"
 fi
 
+# The .eli file lazily unmounted under a -L daemon (a cleanup's umount -l):
+# the loop device still reads through it, and detach still takes it away
+# (it is known by the file it was set up on, not by the path).
+fresh
+"$GELI" attach -L -j "$T/pass" "$prov" >"$T/aout"
+eloop=$(cat "$T/aout")
+pid=$(cat "$GELI_RUNDIR/$name.pid")
+umount -l "$GELI_RUNDIR/$name.eli"
+check ".eli unmounted under -L: the loop device still reads" \
+	dd if="$eloop" of=/dev/null bs=4096 count=16 status=none
+expect_ok ".eli unmounted under -L: detach" "$GELI" detach "$name"
+check ".eli unmounted under -L: the daemon is gone" wait_for fails kill -0 "$pid"
+check ".eli unmounted under -L: and the loop device with it" \
+	fails test -e "/sys/block/$(basename "$eloop")/loop/backing_file"
+
 done_testing

@@ -177,7 +177,7 @@ if zpool create -f -m "$T/mnt-gtloop" gtloop "$loop" >/dev/null 2>&1; then
 	zpool export gtloop
 	zpool import -d /dev gtloop >/dev/null 2>&1
 	check "a pool on the loop device of an attached provider" test "$(md5sum <"$T/mnt-gtloop/data")" = "$sum"
-	zpool destroy -f gtloop 2>/dev/null
+	for i in 1 2 3 4 5; do zpool destroy -f gtloop 2>/dev/null && break; sleep 1; done
 else
 	nok "zpool create on $loop"
 fi

@@ -24,6 +24,9 @@ struct row {
 static const struct row rows[] = {
 	/* Reading metadata (§9.7). */
 	{ OP_READ, GELI_STEP_OPEN, ANY_CODE, "Cannot open {prov}: {err}.", NULL },
+	{ OP_READ, ANY_STEP, -GELI_EINPROGRESS,
+	  "Provider {prov} is being converted: run 'geli reencrypt {prov}' "
+	  "to finish.", NULL },
 	{ OP_READ, ANY_STEP, -EOPNOTSUPP,
 	  "Provider's {prov} metadata version {version} is too new.\n"
 	  "geli: The highest supported version is {maxversion}.", NULL },

@@ -110,16 +110,28 @@ GELI_API size_t geli_metadata_size(uint32_t version);
 /*
  * Decode a record from buf (len bytes; at least geli_metadata_size()).
  * -EINVAL: no magic or too short; -EOPNOTSUPP: version > GELI_VERSION (md->version
- * is set so the caller can name it); -EBADMSG: MD5 mismatch.
+ * is set so the caller can name it); -EBADMSG: MD5 mismatch;
+ * -GELI_EINPROGRESS: a record marked by an unfinished conversion
+ * (GELI_REENC_MARK), decoded whole, md->version still marked.
  */
 GELI_API int geli_metadata_decode(const void *buf, size_t len,
     struct geli_metadata *md);
+
+/*
+ * A conversion in progress (geli_reenc_*) marks the record it keeps on the
+ * provider: md_version = GELI_REENC_MARK | the record's own version.  Every
+ * reader that does not know conversions refuses it as "too new" (FreeBSD's
+ * kernel and geli(8), GRUB: they accept versions up to 7), and the MD5 stays
+ * valid.  geli_metadata_encode() writes such a version too.
+ */
+#define GELI_REENC_MARK		0x52450000u	/* "RE" */
+#define GELI_REENC_MARKED(v)	(((v) & 0xffff0000u) == GELI_REENC_MARK)
 
 /* True when buf starts with the GELI magic (bytes 0..9 = "GEOM::ELI\0"). */
 GELI_API bool geli_metadata_has_magic(const void *buf, size_t len);
 
 /*
- * Encode md in the layout of md->version (0..7) into buf (at least
+ * Encode md in the layout of md->version (0..7, or marked) into buf (at least
  * GELI_MD_SIZE bytes; bytes past the record up to GELI_MD_SIZE are zeroed),
  * computing and storing md->hash.  Returns the record length or -EINVAL.
  */
@@ -522,6 +534,11 @@ enum geli_error {
 	/* geli_unlock(): key material it cannot use. */
 	GELI_ENOKEYMAT,		/* neither a keyfile nor a passphrase */
 	GELI_ENOPASSPHRASE,	/* a passphrase, and md_iterations -1 */
+	/* In-place conversion (geli_reenc_*). */
+	GELI_EINPROGRESS,	/* the record is marked: a conversion is unfinished */
+	GELI_EJOURNAL,		/* not a journal, or not this provider's */
+	GELI_EJOURNALAUTH,	/* the journal fails authentication */
+	GELI_EJOURNALEXISTS,	/* a new journal's file is there already */
 	GELI_ELAST
 };
 
@@ -706,6 +723,100 @@ GELI_API int geli_unlock_check(struct geli_provider *p,
 GELI_API int geli_unlock(struct geli_provider *p, const struct geli_metadata *md,
     const struct geli_keymat *km, int keyno, unsigned flags, uint8_t *mkey,
     int *used);
+
+/* ---- In-place conversion (docs/reencrypt.md) ---------------------------- */
+
+/*
+ * A provider converted where it lies, a hotzone of sectors at a time, with a
+ * journal in a file elsewhere: GELI to GELI with a new Master Key (and maybe
+ * a new cipher), plain to GELI, GELI to plain.  The sectors and their sizes
+ * stay where they are (no integrity volumes).  While it runs the provider's
+ * last sector holds a marked record (GELI_REENC_MARK) that the key which
+ * started the conversion opens: the old record for REKEY and DECRYPT, the
+ * new one for ENCRYPT.  Its unused key slot names the journal (its UUID).
+ *
+ * The journal: a header (what is converted into what, authenticated), two
+ * progress records written in turn (chunk k PREPARED or DONE), and the
+ * hotzone record: the chunk's new bytes, written and synced before the
+ * provider is touched.  One step: hotzone record, fsync; PREPARED, fsync;
+ * the chunk written to the provider, flushed; DONE.  A resume redoes a
+ * PREPARED chunk from the journal and starts a DONE one's successor.
+ * Everything is authenticated with HMAC-SHA512 keys derived from the
+ * Master Keys involved (old || new for REKEY): a journal that fails is
+ * refused, never used.
+ */
+enum geli_reenc_kind {
+	GELI_REENC_REKEY = 1,	/* GELI -> GELI: new Master Key, maybe cipher */
+	GELI_REENC_ENCRYPT,	/* plain -> GELI */
+	GELI_REENC_DECRYPT,	/* GELI -> plain */
+};
+#define GELI_REENC_EDGE		(4u << 20)	/* see geli_reenc_chunk() */
+#define GELI_REENC_HOTZONE	(4u << 20)	/* default chunk size */
+
+struct geli_reenc;
+
+/*
+ * A new conversion of p (opened writable, exclusively, by the caller, who
+ * keeps it): kind; oldmd and oldmk (the record on p and its Master Key;
+ * NULL for ENCRYPT), oldslot (the slot that opened it: the marked record
+ * keeps that one); newmd and newmk (the record p ends with, its slot 0
+ * holding newmk; NULL for DECRYPT); the journal's UUID (random: the
+ * caller may name the file after it) and its file, created (mode 0600;
+ * -GELI_EJOURNALEXISTS when it exists); hotzone bytes (0: the default;
+ * rounded to the sector size).  Writes the journal header, then the marked
+ * record.  -EINVAL for parameters that cannot convert (integrity, sector
+ * or provider sizes that differ); -errno.
+ */
+GELI_API int geli_reenc_start(struct geli_provider *p,
+    enum geli_reenc_kind kind, const struct geli_metadata *oldmd,
+    const uint8_t *oldmk, int oldslot, const struct geli_metadata *newmd,
+    const uint8_t *newmk, const uint8_t uuid[16], const char *journal,
+    uint32_t hotzone, struct geli_reenc **out);
+/*
+ * The journal of p's marked record md (decoded by geli_metadata_decode,
+ * -GELI_EINPROGRESS), opened with mk (md's Master Key): -ENOENT when the
+ * file is not there, -GELI_EJOURNAL when it is not the journal that record
+ * names, -GELI_EJOURNALAUTH when it fails authentication; then, if a chunk
+ * was PREPARED, that chunk written again from the journal.
+ */
+GELI_API int geli_reenc_resume(struct geli_provider *p,
+    const struct geli_metadata *md, const uint8_t *mk, const char *journal,
+    struct geli_reenc **out);
+/* The journal UUID a marked record names (md: as decoded); -EINVAL. */
+GELI_API int geli_reenc_uuid(const struct geli_metadata *md, uint8_t uuid[16]);
+/* What a conversion does: its kind, and the records it goes from and to
+ * (zeros for the side that has none). */
+GELI_API enum geli_reenc_kind geli_reenc_kind(const struct geli_reenc *r);
+GELI_API const struct geli_metadata *geli_reenc_old(const struct geli_reenc *r);
+GELI_API const struct geli_metadata *geli_reenc_new(const struct geli_reenc *r);
+/* Chunk k of n (order of conversion) covers [*off, *off + *len) of the
+ * data area (the decrypted provider's bytes): the first and last
+ * GELI_REENC_EDGE bytes, where labels live, first when encrypting and last
+ * when decrypting; in order otherwise. */
+GELI_API void geli_reenc_chunk(const struct geli_reenc *r, uint64_t k,
+    uint64_t *off, uint64_t *len);
+/* Chunks done and in all; bytes of the data area. */
+GELI_API void geli_reenc_progress(const struct geli_reenc *r, uint64_t *done,
+    uint64_t *total, uint64_t *bytes);
+/* Convert the next chunk: 1 when one was done, 0 when none is left. */
+GELI_API int geli_reenc_step(struct geli_reenc *r);
+/*
+ * Every chunk done: the final record written (REKEY, ENCRYPT), or for
+ * DECRYPT the bytes past the data area zeroed (the record with them), the
+ * provider flushed, then the journal removed.
+ */
+GELI_API int geli_reenc_finish(struct geli_reenc *r);
+GELI_API void geli_reenc_free(struct geli_reenc *r);
+
+/* A journal's state as its file says, unauthenticated (geli dump). */
+struct geli_reenc_info {
+	enum geli_reenc_kind kind;
+	uint8_t uuid[16];
+	uint64_t done, total, bytes;
+	bool prepared;		/* a chunk between PREPARED and DONE */
+	struct geli_metadata to;	/* the new record (zeros: DECRYPT) */
+};
+GELI_API int geli_reenc_peek(const char *journal, struct geli_reenc_info *info);
 
 /* ---- Layout for a wanted size (§7.1, §8.1) ----------------------------- */
 

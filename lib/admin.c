@@ -42,6 +42,10 @@ static const char *const errtext[GELI_ELAST - GELI_ENOMAGIC] = {
 	[GELI_ENOROOM - GELI_ENOMAGIC] = "Provider too small for one sector",
 	[GELI_ENOKEYMAT - GELI_ENOMAGIC] = "No key components given",
 	[GELI_ENOPASSPHRASE - GELI_ENOMAGIC] = "No passphrase on this provider",
+	[GELI_EINPROGRESS - GELI_ENOMAGIC] = "Conversion in progress",
+	[GELI_EJOURNAL - GELI_ENOMAGIC] = "Not the journal of this provider",
+	[GELI_EJOURNALAUTH - GELI_ENOMAGIC] = "Journal fails authentication",
+	[GELI_EJOURNALEXISTS - GELI_ENOMAGIC] = "Journal file exists",
 };
 /* test_admin checks that every code has a text of its own. */
 

@@ -46,18 +46,20 @@ int
 geli_metadata_encode(struct geli_metadata *md, void *out)
 {
 	uint8_t *buf = out, *p = buf;
+	uint32_t layout = GELI_REENC_MARKED(md->version) ?
+	    md->version & 0xffffu : md->version;
 	size_t size;
 
-	if (md->version > GELI_VERSION)
+	if (layout > GELI_VERSION)
 		return -EINVAL;
-	size = geli_metadata_size(md->version);
+	size = geli_metadata_size(layout);
 	memset(buf, 0, GELI_MD_SIZE);
 	memcpy(p, md->magic, sizeof(md->magic));	p += 16;
 	le32enc(p, md->version);			p += 4;
 	le32enc(p, md->flags);				p += 4;
 	le16enc(p, md->ealgo);				p += 2;
 	le16enc(p, md->keylen);				p += 2;
-	if (md->version > 0) {
+	if (layout > 0) {
 		le16enc(p, md->aalgo);			p += 2;
 	}
 	le64enc(p, md->provsize);			p += 8;
@@ -77,20 +79,23 @@ geli_metadata_decode(const void *in, size_t len, struct geli_metadata *md)
 {
 	const uint8_t *buf = in, *p = buf;
 	uint8_t hash[16];
+	uint32_t layout;
 
 	memset(md, 0, sizeof(*md));
 	if (len < GELI_MD_SIZE_V0 || !geli_metadata_has_magic(buf, len))
 		return -EINVAL;
 	memcpy(md->magic, p, sizeof(md->magic));	p += 16;
 	md->version = le32dec(p);			p += 4;
-	if (md->version > GELI_VERSION)
+	layout = GELI_REENC_MARKED(md->version) ? md->version & 0xffffu :
+	    md->version;
+	if (layout > GELI_VERSION)
 		return -EOPNOTSUPP;
-	if (len < geli_metadata_size(md->version))
+	if (len < geli_metadata_size(layout))
 		return -EINVAL;
 	md->flags = le32dec(p);				p += 4;
 	md->ealgo = le16dec(p);				p += 2;
 	md->keylen = le16dec(p);			p += 2;
-	if (md->version > 0) {
+	if (layout > 0) {
 		md->aalgo = le16dec(p);			p += 2;
 	}
 	md->provsize = le64dec(p);			p += 8;
@@ -104,7 +109,7 @@ geli_metadata_decode(const void *in, size_t len, struct geli_metadata *md)
 		return -EIO;
 	if (!geli_ct_equal(hash, md->hash, sizeof(hash)))
 		return -EBADMSG;
-	return 0;
+	return layout != md->version ? -GELI_EINPROGRESS : 0;
 }
 
 uint32_t

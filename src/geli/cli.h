@@ -141,6 +141,17 @@ int parse_sectorsize(struct opts *o, enum params_verb v, uint32_t psize,
 /* The warning of -s above the page size. */
 void warn_sectorsize(struct opts *o);
 
+/* ---- init's pieces, which reencrypt shares (cmd_init.c) --------------------- */
+
+/* The new record of -b -d -g -T -R -V -a -e -l -i -P (no provider yet):
+ * 0, or -1 with the request error. */
+int init_template(struct opts *o, struct geli_metadata *md);
+/* The metadata backup file for prov by -B's value opt (§8.6): "none", a
+ * name, or the default; NULL when out of memory. */
+char *backup_name(const char *opt, const char *prov, int nargs);
+/* init's words after a backup was written. */
+void backup_notice(const char *prov, const char *file);
+
 /* ---- Keys (§4.2) ----------------------------------------------------------- */
 
 struct keysrc;
@@ -205,5 +216,12 @@ void cmd_resume(struct opts *o, int argc, char **argv);
 void cmd_list(struct opts *o, int argc, char **argv);
 void cmd_status(struct opts *o, int argc, char **argv);
 void cmd_serve(struct opts *o, int argc, char **argv);
+void cmd_reencrypt(struct opts *o, int argc, char **argv);
+
+/* What libblkid finds on a plain provider that -E would overwrite
+ * (plaincheck.c): 0 when its last bytes from keep on are unused (or
+ * force), else -1 with the request error. */
+int plain_check(const char *prov, const char *path, uint64_t keep,
+    bool force);
 
 #endif

@@ -14,8 +14,7 @@
 
 #define BACKUP_DIR "/var/backups/"
 
-/* Metadata common to every provider of the command; 0 or -1 (req_error). */
-static int
+int
 init_template(struct opts *o, struct geli_metadata *md)
 {
 	intmax_t val;
@@ -90,8 +89,7 @@ backup_dir(void)
 	return buf;
 }
 
-/* The backup file name for prov (§8.6); NULL when out of memory. */
-static char *
+char *
 backup_name(const char *opt, const char *prov, int nargs)
 {
 	const char *s;
@@ -116,6 +114,15 @@ backup_name(const char *opt, const char *prov, int nargs)
 		r = asprintf(&out, "%s-%s", opt, p);
 	free(p);
 	return r < 0 ? NULL : out;
+}
+
+void
+backup_notice(const char *prov, const char *file)
+{
+	printf("\nMetadata backup for provider %s can be found in %s\n", prov,
+	    file);
+	printf("and can be restored with the following command:\n");
+	printf("\n\t# geli restore %s %s\n\n", file, prov);
 }
 
 /* Initialise one provider; errors go to req_error (the caller reports). */
@@ -206,12 +213,8 @@ init_one(struct opts *o, struct keysrc *ks, struct geli_metadata *md,
 	}
 	if (verbose)
 		printf("Metadata value stored on %s.\n", prov);
-	if (backed_up) {
-		printf("\nMetadata backup for provider %s can be found in %s\n",
-		    prov, backfile);
-		printf("and can be restored with the following command:\n");
-		printf("\n\t# geli restore %s %s\n\n", backfile, prov);
-	}
+	if (backed_up)
+		backup_notice(prov, backfile);
 out:
 	free(backfile);
 	geli_secure_free(ukey);

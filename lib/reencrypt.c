@@ -1,0 +1,567 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * In-place conversion (geli.h, docs/reencrypt.md): the steps, their order
+ * of writes and syncs, and the recovery of an interrupted step.  The
+ * journal's file format is journal.c's.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "journal.h"
+
+static const char mark_tag[] = "GELIREENC";	/* the spare slot's first bytes */
+
+struct geli_reenc {
+	struct geli_provider *p;	/* the caller's */
+	enum geli_reenc_kind kind;
+	struct geli_metadata oldmd, newmd;	/* unmarked; zeros when none */
+	struct geli_volume *vold, *vnew;	/* transforms only, no I/O */
+	uint8_t *mk;			/* secure: old MK || new MK */
+	struct journal j;
+	uint64_t bytes;			/* the data area */
+	uint32_t S, hotzone;
+	uint64_t nchunks, done;
+	uint8_t *buf;			/* one hotzone */
+};
+
+/* ---- The marked record ------------------------------------------------------- */
+
+/* md as the provider keeps it while converting: marked, slot kept, the other
+ * slot naming the journal. */
+static void
+mark_record(const struct geli_metadata *md, int slot, const uint8_t uuid[16],
+    struct geli_metadata *out)
+{
+	uint8_t *other;
+
+	*out = *md;
+	out->version = GELI_REENC_MARK | md->version;
+	out->keys = (uint8_t)(1u << slot);
+	other = out->mkeys + (1 - slot) * GELI_MKEYLEN;
+	memset(other, 0, GELI_MKEYLEN);
+	memcpy(other, mark_tag, sizeof(mark_tag));
+	memcpy(other + 16, uuid, 16);
+}
+
+int
+geli_reenc_uuid(const struct geli_metadata *md, uint8_t uuid[16])
+{
+	if (!GELI_REENC_MARKED(md->version))
+		return -EINVAL;
+	for (int slot = 0; slot < GELI_MAXMKEYS; slot++) {
+		const uint8_t *s = md->mkeys + slot * GELI_MKEYLEN;
+
+		if (!(md->keys & (1u << slot)) &&
+		    memcmp(s, mark_tag, sizeof(mark_tag)) == 0) {
+			memcpy(uuid, s + 16, 16);
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* ---- Geometry ------------------------------------------------------------------ */
+
+static int
+noio(void *opaque, void *buf, size_t len, uint64_t off)
+{
+	(void)opaque, (void)buf, (void)len, (void)off;
+	return -EIO;
+}
+
+static const struct geli_provider_ops noio_ops = { .pread = noio };
+
+/* A volume for md's transforms over a provider of r->p's geometry. */
+static int
+transform_volume(struct geli_reenc *r, const struct geli_metadata *md,
+    const uint8_t *mk, struct geli_volume **out)
+{
+	struct geli_provider *q;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int error;
+
+	error = geli_provider_open_ops(&noio_ops, NULL,
+	    geli_provider_mediasize(r->p), geli_provider_sectorsize(r->p), &q);
+	if (error != 0)
+		return error;
+	error = geli_volume_open(q, md, mk, 0,
+	    cpus < 1 ? 1 : cpus > 8 ? 8 : (unsigned)cpus, out);
+	if (error != 0)
+		geli_provider_close(q);
+	return error;
+}
+
+/* What start and resume share once the records and keys are known. */
+static int
+setup(struct geli_reenc *r)
+{
+	const struct geli_metadata *md = r->kind == GELI_REENC_ENCRYPT ?
+	    &r->newmd : &r->oldmd;
+	uint64_t N = geli_provider_mediasize(r->p);
+	uint32_t P = geli_provider_sectorsize(r->p);
+	int error;
+
+	if ((md->flags & GELI_FLAG_AUTH) || md->provsize != N ||
+	    geli_metadata_check(md, N, P) != 0)
+		return -EINVAL;
+	if (r->kind == GELI_REENC_REKEY &&
+	    ((r->newmd.flags & GELI_FLAG_AUTH) || r->newmd.provsize != N ||
+	    r->newmd.sectorsize != r->oldmd.sectorsize ||
+	    geli_metadata_check(&r->newmd, N, P) != 0))
+		return -EINVAL;
+	r->S = md->sectorsize;
+	r->bytes = geli_eli_mediasize(md, N, P, false);
+	if (r->bytes == 0)
+		return -EINVAL;
+	if (r->hotzone == 0)
+		r->hotzone = GELI_REENC_HOTZONE;
+	if (r->hotzone > (64u << 20))
+		r->hotzone = 64u << 20;
+	r->hotzone -= r->hotzone % r->S;
+	if (r->hotzone == 0)
+		r->hotzone = r->S;
+	r->nchunks = (r->bytes + r->hotzone - 1) / r->hotzone;
+	r->buf = aligned_alloc(4096, r->hotzone);
+	if (r->buf == NULL)
+		return -ENOMEM;
+	if (r->kind != GELI_REENC_ENCRYPT &&
+	    (error = transform_volume(r, &r->oldmd, r->mk, &r->vold)) != 0)
+		return error;
+	if (r->kind != GELI_REENC_DECRYPT &&
+	    (error = transform_volume(r, &r->newmd,
+	    r->mk + GELI_MKEY_DATALEN, &r->vnew)) != 0)
+		return error;
+	return 0;
+}
+
+void
+geli_reenc_chunk(const struct geli_reenc *r, uint64_t k, uint64_t *off,
+    uint64_t *len)
+{
+	uint64_t edge = (GELI_REENC_EDGE + r->hotzone - 1) / r->hotzone;
+	uint64_t n = r->nchunks, lo, hi, c;
+
+	/* Chunks [0, lo) and [hi, n) hold the first and last EDGE bytes. */
+	lo = edge < n ? edge : n;
+	hi = n > lo + edge ? n - edge : lo;
+	if (r->kind == GELI_REENC_ENCRYPT)	/* edges, then the middle */
+		c = k < lo ? k : k < lo + (n - hi) ? hi + (k - lo) :
+		    lo + (k - lo - (n - hi));
+	else if (r->kind == GELI_REENC_DECRYPT)	/* the middle, then edges */
+		c = k < hi - lo ? lo + k : k < hi ? k - (hi - lo) : k;
+	else
+		c = k;
+	*off = c * r->hotzone;
+	*len = r->bytes - *off < r->hotzone ? r->bytes - *off : r->hotzone;
+}
+
+/* ---- Start ---------------------------------------------------------------------- */
+
+static struct geli_reenc *
+reenc_new(struct geli_provider *p, enum geli_reenc_kind kind, uint32_t hotzone)
+{
+	struct geli_reenc *r = calloc(1, sizeof(*r));
+
+	if (r == NULL)
+		return NULL;
+	r->p = p;
+	r->kind = kind;
+	r->hotzone = hotzone;
+	r->j.fd = -1;
+	r->mk = geli_secure_alloc(2 * GELI_MKEY_DATALEN);
+	if (r->mk == NULL) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* The journal's keys from the Master Keys this kind involves. */
+static int
+derive(struct geli_reenc *r)
+{
+	switch (r->kind) {
+	case GELI_REENC_REKEY:
+		return journal_derive(&r->j, r->mk, r->mk + GELI_MKEY_DATALEN);
+	case GELI_REENC_ENCRYPT:
+		return journal_derive(&r->j, r->mk + GELI_MKEY_DATALEN, NULL);
+	default:
+		return journal_derive(&r->j, r->mk, NULL);
+	}
+}
+
+/* The new Master Key wrapped (REKEY) or unwrapped, as a key slot is. */
+static int
+wrap(struct geli_reenc *r, bool unwrap)
+{
+	struct geli_metadata slot;
+	uint8_t *key = geli_secure_alloc(GELI_USERKEYLEN);
+	int used, error;
+
+	if (key == NULL)
+		return -ENOMEM;
+	error = journal_wrap_key(r->j.h.uuid, r->mk, key);
+	memset(&slot, 0, sizeof(slot));
+	slot.ealgo = GELI_ALGO_AES_XTS;
+	slot.keylen = 256;
+	slot.keys = 1;
+	if (error == 0 && !unwrap) {
+		error = geli_mkey_encrypt(slot.ealgo, slot.keylen, key,
+		    r->mk + GELI_MKEY_DATALEN, r->j.h.wrapped);
+	} else if (error == 0) {
+		memcpy(slot.mkeys, r->j.h.wrapped, GELI_MKEYLEN);
+		error = geli_mkey_decrypt(&slot, key, 0,
+		    r->mk + GELI_MKEY_DATALEN, &used);
+		if (error == -GELI_EWRONGKEY)
+			error = -GELI_EJOURNALAUTH;
+	}
+	geli_secure_free(key);
+	return error;
+}
+
+int
+geli_reenc_start(struct geli_provider *p, enum geli_reenc_kind kind,
+    const struct geli_metadata *oldmd, const uint8_t *oldmk, int oldslot,
+    const struct geli_metadata *newmd, const uint8_t *newmk,
+    const uint8_t uuid[16], const char *journal, uint32_t hotzone,
+    struct geli_reenc **out)
+{
+	struct geli_metadata marked;
+	struct geli_reenc *r;
+	int error;
+
+	if ((kind != GELI_REENC_ENCRYPT) != (oldmd != NULL && oldmk != NULL) ||
+	    (kind != GELI_REENC_DECRYPT) != (newmd != NULL && newmk != NULL) ||
+	    (oldmd != NULL && (oldslot < 0 || oldslot > 1)) ||
+	    (newmd != NULL && !(newmd->keys & 1)))
+		return -EINVAL;
+	if ((r = reenc_new(p, kind, hotzone)) == NULL)
+		return -ENOMEM;
+	if (oldmd != NULL) {
+		r->oldmd = *oldmd;
+		memcpy(r->mk, oldmk, GELI_MKEY_DATALEN);
+	}
+	if (newmd != NULL) {
+		r->newmd = *newmd;
+		memcpy(r->mk + GELI_MKEY_DATALEN, newmk, GELI_MKEY_DATALEN);
+	}
+	error = setup(r);
+	if (error != 0)
+		goto fail;
+
+	/* The journal first: until the marked record is written, the
+	 * provider is as it was. */
+	r->j.h.kind = kind;
+	r->j.h.hotzone = r->hotzone;
+	r->j.h.psize = geli_provider_sectorsize(p);
+	r->j.h.provsize = geli_provider_mediasize(p);
+	memcpy(r->j.h.uuid, uuid, 16);
+	if (oldmd != NULL && geli_metadata_encode(&r->oldmd, r->j.h.oldrec) < 0)
+		error = -EINVAL;
+	if (newmd != NULL && geli_metadata_encode(&r->newmd, r->j.h.newrec) < 0)
+		error = -EINVAL;
+	if (error == 0 && kind == GELI_REENC_REKEY)
+		error = wrap(r, false);
+	if (error == 0)
+		error = derive(r);
+	if (error == 0)
+		error = journal_create(&r->j, journal);
+	if (error != 0)
+		goto fail;
+	if (kind == GELI_REENC_ENCRYPT)
+		mark_record(&r->newmd, 0, r->j.h.uuid, &marked);
+	else
+		mark_record(&r->oldmd, oldslot, r->j.h.uuid, &marked);
+	error = geli_provider_write_metadata(p, &marked);
+	geli_wipe(&marked, sizeof(marked));
+	if (error != 0) {
+		/* Not written: nothing refers to the journal. */
+		journal_remove(&r->j);
+		goto fail;
+	}
+	*out = r;
+	return 0;
+fail:
+	geli_reenc_free(r);
+	return error;
+}
+
+/* ---- Resume ---------------------------------------------------------------------- */
+
+/* Is md (as on the provider) what this journal's header makes of its
+ * records?  Everything that decides where plaintext goes is in them. */
+static bool
+header_matches(struct geli_reenc *r, const struct geli_metadata *md)
+{
+	struct geli_metadata want, have = *md;
+	uint8_t a[GELI_MD_SIZE], b[GELI_MD_SIZE];
+	bool same;
+
+	if (r->kind == GELI_REENC_ENCRYPT)
+		mark_record(&r->newmd, 0, r->j.h.uuid, &want);
+	else
+		mark_record(&r->oldmd, md->keys & 1 ? 0 : 1, r->j.h.uuid,
+		    &want);
+	same = geli_metadata_encode(&want, a) > 0 &&
+	    geli_metadata_encode(&have, b) > 0 &&
+	    memcmp(a, b, sizeof(a)) == 0;
+	geli_wipe(&want, sizeof(want));
+	geli_wipe(&have, sizeof(have));
+	return same;
+}
+
+/* A PREPARED chunk written again from the journal. */
+static int
+redo(struct geli_reenc *r, uint64_t k)
+{
+	uint64_t off, len;
+	int error;
+
+	geli_reenc_chunk(r, k, &off, &len);
+	error = journal_get_hotzone(&r->j, k, off, r->buf, (uint32_t)len);
+	if (error == 0)
+		error = geli_provider_pwrite(r->p, r->buf, len, off);
+	if (error == 0)
+		error = geli_provider_flush(r->p);
+	if (error == 0)
+		error = journal_set_progress(&r->j, JSTATE_DONE, k, true);
+	return error;
+}
+
+int
+geli_reenc_resume(struct geli_provider *p, const struct geli_metadata *md,
+    const uint8_t *mk, const char *journal, struct geli_reenc **out)
+{
+	enum journal_state state;
+	uint8_t uuid[16];
+	struct geli_reenc *r;
+	uint64_t chunk;
+	int error;
+
+	if (geli_reenc_uuid(md, uuid) != 0)
+		return -EINVAL;
+	if ((r = reenc_new(p, 0, 0)) == NULL)
+		return -ENOMEM;
+	error = journal_open(&r->j, journal, true);
+	if (error != 0)
+		goto fail;
+	r->kind = r->j.h.kind;
+	r->hotzone = r->j.h.hotzone;
+	error = -GELI_EJOURNAL;
+	if (memcmp(r->j.h.uuid, uuid, 16) != 0 ||
+	    r->kind < GELI_REENC_REKEY || r->kind > GELI_REENC_DECRYPT ||
+	    r->j.h.provsize != geli_provider_mediasize(p) ||
+	    r->j.h.psize != geli_provider_sectorsize(p) ||
+	    (r->kind != GELI_REENC_ENCRYPT && geli_metadata_decode(
+	    r->j.h.oldrec, GELI_MD_SIZE, &r->oldmd) != 0) ||
+	    (r->kind != GELI_REENC_DECRYPT && geli_metadata_decode(
+	    r->j.h.newrec, GELI_MD_SIZE, &r->newmd) != 0))
+		goto fail;
+	/* mk opens the marked record: the old one, or for ENCRYPT the new. */
+	memcpy(r->mk + (r->kind == GELI_REENC_ENCRYPT ? GELI_MKEY_DATALEN : 0),
+	    mk, GELI_MKEY_DATALEN);
+	if (r->kind == GELI_REENC_REKEY && (error = wrap(r, true)) != 0)
+		goto fail;
+	if ((error = derive(r)) != 0 || (error = journal_verify(&r->j)) != 0)
+		goto fail;
+	/* Authentic, and about this record (of this provider's size). */
+	error = -GELI_EJOURNAL;
+	if (!header_matches(r, md))
+		goto fail;
+	if ((error = setup(r)) != 0 ||
+	    (error = journal_progress(&r->j, &state, &chunk)) != 0)
+		goto fail;
+	error = -GELI_EJOURNALAUTH;
+	if (state != JSTATE_NONE && chunk >= r->nchunks)
+		goto fail;
+	if (state == JSTATE_PREPARED && (error = redo(r, chunk)) != 0)
+		goto fail;
+	r->done = state == JSTATE_NONE ? 0 : chunk + 1;
+	*out = r;
+	return 0;
+fail:
+	geli_reenc_free(r);
+	return error;
+}
+
+/* ---- Steps ----------------------------------------------------------------------- */
+
+static bool
+zero_sector(const uint8_t *s, uint32_t S)
+{
+	return s[0] == 0 && memcmp(s, s + 1, S - 1) == 0;
+}
+
+/*
+ * The chunk's new bytes in place.  A sector stored as zeros is a hole,
+ * which reads as zeros (privacy.c): it stays one when re-keyed and turns
+ * into zeros when decrypted.  Encrypting writes every sector, as FreeBSD
+ * reads no holes.
+ */
+static int
+convert(struct geli_reenc *r, uint64_t off, uint64_t len)
+{
+	uint64_t first = off / r->S, n = len / r->S, i = 0, j;
+	int error = 0;
+
+	if (r->kind == GELI_REENC_ENCRYPT)
+		return geli_volume_transform(r->vnew, first, n, r->buf, r->buf,
+		    true);
+	while (i < n && error == 0) {
+		for (; i < n && zero_sector(r->buf + i * r->S, r->S); i++)
+			;
+		for (j = i; j < n && !zero_sector(r->buf + j * r->S, r->S); j++)
+			;
+		if (j == i)
+			break;
+		error = geli_volume_transform(r->vold, first + i, j - i,
+		    r->buf + i * r->S, r->buf + i * r->S, false);
+		if (error == 0 && r->vnew != NULL)
+			error = geli_volume_transform(r->vnew, first + i, j - i,
+			    r->buf + i * r->S, r->buf + i * r->S, true);
+		i = j;
+	}
+	return error;
+}
+
+int
+geli_reenc_step(struct geli_reenc *r)
+{
+	uint64_t k = r->done, off, len;
+	int error;
+
+	if (k >= r->nchunks)
+		return 0;
+	geli_reenc_chunk(r, k, &off, &len);
+	error = geli_provider_pread(r->p, r->buf, len, off);
+	if (error == 0)
+		error = convert(r, off, len);
+	/* The new bytes kept, then promised; only then the provider. */
+	if (error == 0)
+		error = journal_put_hotzone(&r->j, k, off, r->buf, (uint32_t)len);
+	if (error == 0)
+		error = journal_set_progress(&r->j, JSTATE_PREPARED, k, true);
+	if (error == 0)
+		error = geli_provider_pwrite(r->p, r->buf, len, off);
+	if (error == 0)
+		error = geli_provider_flush(r->p);
+	/* Synced with the next step's hotzone record, or by finish. */
+	if (error == 0)
+		error = journal_set_progress(&r->j, JSTATE_DONE, k, false);
+	if (error != 0)
+		return error;
+	r->done = k + 1;
+	return 1;
+}
+
+int
+geli_reenc_finish(struct geli_reenc *r)
+{
+	uint64_t N = geli_provider_mediasize(r->p), off;
+	int error;
+
+	if (r->done < r->nchunks)
+		return -EINVAL;
+	if (fsync(r->j.fd) != 0)
+		return -errno;
+	if (r->kind == GELI_REENC_DECRYPT) {
+		/* The bytes past the data area (the record among them). */
+		memset(r->buf, 0, r->hotzone);
+		for (off = r->bytes, error = 0; off < N && error == 0;
+		    off += r->hotzone)
+			error = geli_provider_pwrite(r->p, r->buf,
+			    N - off < r->hotzone ? N - off : r->hotzone, off);
+		if (error == 0)
+			error = geli_provider_flush(r->p);
+	} else {
+		error = geli_provider_write_metadata(r->p, &r->newmd);
+	}
+	if (error != 0)
+		return error;
+	return journal_remove(&r->j);
+}
+
+/* ---- The rest ------------------------------------------------------------------- */
+
+enum geli_reenc_kind
+geli_reenc_kind(const struct geli_reenc *r)
+{
+	return r->kind;
+}
+
+const struct geli_metadata *
+geli_reenc_old(const struct geli_reenc *r)
+{
+	return &r->oldmd;
+}
+
+const struct geli_metadata *
+geli_reenc_new(const struct geli_reenc *r)
+{
+	return &r->newmd;
+}
+
+void
+geli_reenc_progress(const struct geli_reenc *r, uint64_t *done,
+    uint64_t *total, uint64_t *bytes)
+{
+	*done = r->done;
+	*total = r->nchunks;
+	*bytes = r->bytes;
+}
+
+void
+geli_reenc_free(struct geli_reenc *r)
+{
+	if (r == NULL)
+		return;
+	journal_close(&r->j);
+	geli_volume_close(r->vold);
+	geli_volume_close(r->vnew);
+	geli_secure_free(r->mk);
+	if (r->buf != NULL)
+		geli_wipe(r->buf, r->hotzone);
+	free(r->buf);
+	geli_wipe(r, sizeof(*r));
+	free(r);
+}
+
+int
+geli_reenc_peek(const char *path, struct geli_reenc_info *info)
+{
+	struct journal j = { .fd = -1 };
+	struct geli_reenc r = { .kind = 0 };
+	struct geli_metadata md;
+	enum journal_state state;
+	uint64_t chunk;
+	int error;
+
+	memset(info, 0, sizeof(*info));
+	error = journal_open(&j, path, false);
+	if (error == 0)
+		error = journal_progress(&j, &state, &chunk);
+	if (error == 0 && geli_metadata_decode(j.h.kind == GELI_REENC_ENCRYPT ?
+	    j.h.newrec : j.h.oldrec, GELI_MD_SIZE, &md) != 0)
+		error = -GELI_EJOURNAL;
+	if (error == 0) {
+		r.kind = j.h.kind;
+		r.hotzone = j.h.hotzone;
+		r.bytes = geli_eli_mediasize(&md, j.h.provsize, j.h.psize,
+		    false);
+		info->kind = j.h.kind;
+		memcpy(info->uuid, j.h.uuid, 16);
+		info->bytes = r.bytes;
+		info->total = r.hotzone ? (r.bytes + r.hotzone - 1) /
+		    r.hotzone : 0;
+		info->done = state == JSTATE_NONE ? 0 : state == JSTATE_DONE ?
+		    chunk + 1 : chunk;
+		info->prepared = state == JSTATE_PREPARED;
+		if (j.h.kind != GELI_REENC_DECRYPT &&
+		    geli_metadata_decode(j.h.newrec, GELI_MD_SIZE, &info->to) != 0)
+			error = -GELI_EJOURNAL;
+	}
+	geli_wipe(&md, sizeof(md));
+	journal_close(&j);
+	return error;
+}

@@ -814,7 +814,7 @@ struct geli_reenc_info {
 	uint8_t uuid[16];
 	uint64_t done, total, bytes;
 	bool prepared;		/* a chunk between PREPARED and DONE */
-	struct geli_metadata to;	/* the new record (zeros: DECRYPT) */
+	struct geli_metadata from, to;	/* the records (zeros: none) */
 };
 GELI_API int geli_reenc_peek(const char *journal, struct geli_reenc_info *info);
 

@@ -304,6 +304,20 @@ journal_set_progress(struct journal *j, enum journal_state state,
 	return error;
 }
 
+/* Chunks take the two hotzone records in turn: writing one never touches
+ * the record of the chunk before, whose DONE may not be on disk yet. */
+static off_t
+hotzone_head_at(uint64_t chunk)
+{
+	return (off_t)(3 + chunk % 2) * JOURNAL_BLOCK;
+}
+
+static off_t
+hotzone_data(const struct journal *j, uint64_t chunk)
+{
+	return (off_t)JOURNAL_DATA + (off_t)(chunk % 2) * j->h.hotzone;
+}
+
 static void
 hotzone_head(const struct journal *j, uint64_t chunk, uint64_t off,
     uint32_t len, uint8_t *b)
@@ -326,9 +340,9 @@ journal_put_hotzone(struct journal *j, uint64_t chunk, uint64_t off,
 	hotzone_head(j, chunk, off, len, b);
 	error = mac(j, b, RECORD_MACOFF, data, len, b + RECORD_MACOFF);
 	if (error == 0)
-		error = pwrite_all(j->fd, data, len, JOURNAL_DATA);
+		error = pwrite_all(j->fd, data, len, hotzone_data(j, chunk));
 	if (error == 0)
-		error = pwrite_all(j->fd, b, sizeof(b), 3 * JOURNAL_BLOCK);
+		error = pwrite_all(j->fd, b, sizeof(b), hotzone_head_at(chunk));
 	if (error == 0 && fsync(j->fd) != 0)
 		error = -errno;
 	return error;
@@ -341,9 +355,9 @@ journal_get_hotzone(struct journal *j, uint64_t chunk, uint64_t off,
 	uint8_t b[RECORD_MACOFF + 64], want[RECORD_MACOFF];
 	int error;
 
-	error = pread_all(j->fd, b, sizeof(b), 3 * JOURNAL_BLOCK);
+	error = pread_all(j->fd, b, sizeof(b), hotzone_head_at(chunk));
 	if (error == 0)
-		error = pread_all(j->fd, data, len, JOURNAL_DATA);
+		error = pread_all(j->fd, data, len, hotzone_data(j, chunk));
 	if (error != 0)
 		return error;
 	hotzone_head(j, chunk, off, len, want);

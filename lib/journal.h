@@ -14,7 +14,8 @@
  *       0   8  magic "GELIPROG"            24   4  state: 1 PREPARED, 2 DONE
  *       8   8  seq                         32  16  uuid
  *      16   8  chunk                       48  64  HMAC-SHA512 of [0, 48)
- *   block 3   the hotzone record, its data from block 4 on
+ *   blocks 3, 4  the hotzone records of even and odd chunks, their data
+ *                from block 8 on (even) and a hotzone after it (odd)
  *       0   8  magic "GELIHOTZ"            24   4  length
  *       8   8  chunk                       32  16  uuid
  *      16   8  offset                      48  64  HMAC of [0, 48) || data
@@ -33,7 +34,7 @@
 #include "geli.h"
 
 #define JOURNAL_BLOCK		4096u
-#define JOURNAL_DATA		(4 * JOURNAL_BLOCK)
+#define JOURNAL_DATA		(8 * JOURNAL_BLOCK)
 #define JOURNAL_KEYLEN		64
 
 enum journal_state { JSTATE_NONE = 0, JSTATE_PREPARED = 1, JSTATE_DONE = 2 };

@@ -557,8 +557,10 @@ geli_reenc_peek(const char *path, struct geli_reenc_info *info)
 		info->done = state == JSTATE_NONE ? 0 : state == JSTATE_DONE ?
 		    chunk + 1 : chunk;
 		info->prepared = state == JSTATE_PREPARED;
-		if (j.h.kind != GELI_REENC_DECRYPT &&
-		    geli_metadata_decode(j.h.newrec, GELI_MD_SIZE, &info->to) != 0)
+		if ((j.h.kind != GELI_REENC_DECRYPT &&
+		    geli_metadata_decode(j.h.newrec, GELI_MD_SIZE, &info->to) != 0) ||
+		    (j.h.kind != GELI_REENC_ENCRYPT &&
+		    geli_metadata_decode(j.h.oldrec, GELI_MD_SIZE, &info->from) != 0))
 			error = -GELI_EJOURNAL;
 	}
 	geli_wipe(&md, sizeof(md));

@@ -106,6 +106,10 @@ struct mdsrc {
  */
 int mdsrc_open(struct mdsrc *src, const char *name, bool writable,
     bool to_stderr, struct geli_metadata *md);
+/* The same, and a record marked by an unfinished conversion is read too:
+ * 1 then (geli dump). */
+int mdsrc_open_marked(struct mdsrc *src, const char *name,
+    struct geli_metadata *md);
 /* The same for a provider only (attach, resume): never a backup file. */
 int mdsrc_open_provider(struct mdsrc *src, const char *name, bool writable,
     struct geli_metadata *md);
@@ -217,6 +221,13 @@ void cmd_list(struct opts *o, int argc, char **argv);
 void cmd_status(struct opts *o, int argc, char **argv);
 void cmd_serve(struct opts *o, int argc, char **argv);
 void cmd_reencrypt(struct opts *o, int argc, char **argv);
+/*
+ * Where a conversion's journal lives unless -F names it: $GELI_STATE_DIR,
+ * else /var/lib/geli for root, else the user's state directory; then
+ * reencrypt/<uuid>.journal.  make: the directory made (0700).  0 or -1.
+ */
+int reenc_journal_path(const uint8_t uuid[16], bool make, char *buf,
+    size_t len);
 
 /* What libblkid finds on a plain provider that -E would overwrite
  * (plaincheck.c): 0 when its last bytes from keep on are unused (or

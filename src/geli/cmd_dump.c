@@ -13,11 +13,43 @@ print_hex(const char *label, const uint8_t *p, size_t len)
 	printf("\n");
 }
 
+/* A marked record: the conversion, as its journal says (not checked). */
+static void
+conversion_dump(const struct geli_metadata *md)
+{
+	static const char *const kinds[] = { "", "a new Master Key",
+	    "encryption", "decryption" };
+	struct geli_reenc_info info;
+	uint8_t uuid[16];
+	char path[4200];
+
+	printf("conversion: in progress (geli reencrypt)\n");
+	if (geli_reenc_uuid(md, uuid) != 0)
+		return;
+	printf("   journal: ");
+	for (int i = 0; i < 16; i++)
+		printf("%02x", uuid[i]);
+	printf("\n");
+	if (reenc_journal_path(uuid, false, path, sizeof(path)) != 0 ||
+	    geli_reenc_peek(path, &info) != 0 || info.kind < GELI_REENC_REKEY ||
+	    info.kind > GELI_REENC_DECRYPT) {
+		printf("  progress: unknown (no journal in the default place)\n");
+		return;
+	}
+	printf("  progress: %s, %ju of %ju hotzones done (%.1f%%)\n",
+	    kinds[info.kind], (uintmax_t)info.done, (uintmax_t)info.total,
+	    info.total ? 100.0 * (double)info.done / (double)info.total : 0.0);
+}
+
 static void
 metadata_dump(const struct geli_metadata *md)
 {
 	printf("     magic: %s\n", md->magic);
-	printf("   version: %u\n", (unsigned)md->version);
+	if (GELI_REENC_MARKED(md->version))
+		printf("   version: %u (being converted)\n",
+		    (unsigned)(md->version & 0xffffu));
+	else
+		printf("   version: %u\n", (unsigned)md->version);
 	printf("     flags: 0x%x\n", (unsigned)md->flags);
 	printf("     ealgo: %s\n", geli_algo_name(md->ealgo));
 	printf("    keylen: %u\n", (unsigned)md->keylen);
@@ -30,6 +62,8 @@ metadata_dump(const struct geli_metadata *md)
 	print_hex("      Salt", md->salt, sizeof(md->salt));
 	print_hex("Master Key", md->mkeys, sizeof(md->mkeys));
 	print_hex("  MD5 hash", md->hash, sizeof(md->hash));
+	if (GELI_REENC_MARKED(md->version))
+		conversion_dump(md);
 }
 
 void
@@ -45,7 +79,7 @@ cmd_dump(struct opts *o, int argc, char **argv)
 	}
 	for (int i = 0; i < argc; i++) {
 		/* Decode errors go straight to stderr, as in geli(8). */
-		if (mdsrc_open(&src, argv[i], false, true, &md) != 0) {
+		if (mdsrc_open_marked(&src, argv[i], &md) < 0) {
 			req_error("Not fully done.");
 			continue;
 		}

@@ -29,13 +29,8 @@ on_signal(int sig)
 	stop_signal = sig;
 }
 
-/*
- * Where a conversion's journal lives unless -F names it: $GELI_STATE_DIR,
- * else /var/lib/geli for root, else the user's state directory; then
- * reencrypt/<uuid>.journal.  The directory is made (0700).
- */
-static int
-journal_path(const uint8_t uuid[16], char *buf, size_t len)
+int
+reenc_journal_path(const uint8_t uuid[16], bool make, char *buf, size_t len)
 {
 	const char *env = getenv("GELI_STATE_DIR"), *x, *h;
 	char dir[4096];
@@ -52,7 +47,7 @@ journal_path(const uint8_t uuid[16], char *buf, size_t len)
 		    h);
 	else
 		return -1;
-	if (n < 0 || (size_t)n >= sizeof(dir) || make_dirs(dir, 0755) != 0)
+	if (n < 0 || (size_t)n >= sizeof(dir) || (make && make_dirs(dir, 0755)))
 		return -1;
 	n = snprintf(buf, len, "%s/", dir);
 	for (int i = 0; i < 16 && n > 0 && (size_t)n < len; i++)
@@ -71,7 +66,7 @@ journal_of(struct opts *o, const uint8_t uuid[16], char *buf, size_t len)
 		snprintf(buf, len, "%s", opt_str(o, 'F'));
 		return 0;
 	}
-	if (journal_path(uuid, buf, len) != 0) {
+	if (reenc_journal_path(uuid, true, buf, len) != 0) {
 		req_error("Cannot make a directory for the journal: use -F.");
 		return -1;
 	}
@@ -493,6 +488,56 @@ out:
 	geli_secure_free(mk);
 }
 
+static bool
+same_record(const struct geli_metadata *a, const struct geli_metadata *b)
+{
+	struct geli_metadata x = *a, y = *b;
+	uint8_t ea[GELI_MD_SIZE], eb[GELI_MD_SIZE];
+	bool same = geli_metadata_encode(&x, ea) > 0 &&
+	    geli_metadata_encode(&y, eb) > 0 && memcmp(ea, eb, sizeof(ea)) == 0;
+
+	geli_wipe(&x, sizeof(x));
+	geli_wipe(&y, sizeof(y));
+	return same;
+}
+
+/*
+ * -F names a journal that is there while the provider (record cur, NULL
+ * when it holds none) is not being converted: the journal of a conversion
+ * that ended before its file was removed (1: removed now, nothing to do),
+ * or of one that never marked the provider (removed; 0: go on).  Any
+ * other journal stays, and the start refuses to overwrite it.
+ */
+static int
+journal_left(const char *prov, struct geli_provider *p,
+    const struct geli_metadata *cur, const char *jpath)
+{
+	struct geli_reenc_info info;
+	uint64_t N = geli_provider_mediasize(p);
+	bool ended, unused;
+
+	if (geli_reenc_peek(jpath, &info) != 0)
+		return 0;
+	ended = info.kind == GELI_REENC_DECRYPT ? cur == NULL &&
+	    info.done == info.total && info.from.provsize == N :
+	    cur != NULL && same_record(cur, &info.to);
+	unused = !info.prepared && info.done == 0 &&
+	    (info.kind == GELI_REENC_ENCRYPT ? cur == NULL &&
+	    info.to.provsize == N : cur != NULL && same_record(cur, &info.from));
+	geli_wipe(&info, sizeof(info));
+	if (!ended && !unused)
+		return 0;
+	if (unlink(jpath) != 0)
+		return 0;
+	if (ended)
+		warnmsg("The conversion of %s had ended: its journal %s is "
+		    "removed.", prov, jpath);
+	else
+		warnmsg("The journal %s had not been used on %s: replaced.",
+		    jpath, prov);
+	return ended ? 1 : 0;
+}
+
 void
 cmd_reencrypt(struct opts *o, int argc, char **argv)
 {
@@ -527,7 +572,11 @@ cmd_reencrypt(struct opts *o, int argc, char **argv)
 		return;
 	}
 	error = geli_provider_read_metadata(p, &md);
-	if (error == -GELI_EINPROGRESS) {
+	if (error != -GELI_EINPROGRESS && *opt_str(o, 'F') != '\0' &&
+	    access(opt_str(o, 'F'), F_OK) == 0 && journal_left(argv[0], p,
+	    error == 0 ? &md : NULL, opt_str(o, 'F')) == 1) {
+		/* Nothing left to do. */
+	} else if (error == -GELI_EINPROGRESS) {
 		resume(o, argv[0], p, &md);
 	} else if (error == 0 && opt_bool(o, 'E')) {
 		req_error("Provider %s is already a GELI provider.", argv[0]);

@@ -35,6 +35,8 @@ prov_open(const char *name, bool writable, struct geli_provider **p)
 	    p);
 }
 
+#define MDSRC_MARKED	0x100	/* beside GELI_MDS_*: accept a marked record */
+
 static int
 mdsrc_open_any(struct mdsrc *src, const char *name, bool writable,
     bool to_stderr, unsigned flags, struct geli_metadata *md)
@@ -53,7 +55,7 @@ mdsrc_open_any(struct mdsrc *src, const char *name, bool writable,
 	 * that cannot be opened, "Cannot read metadata from". */
 	step = !(flags & GELI_MDS_PROVIDER) && geli_is_backup_file(path) ?
 	    GELI_STEP_OPEN : GELI_STEP_READ;
-	error = geli_mdstore_open(path, flags, &src->store);
+	error = geli_mdstore_open(path, flags & ~MDSRC_MARKED, &src->store);
 	if (error == 0) {
 		step = GELI_STEP_READ;
 		src->prov = geli_mdstore_provider(src->store);
@@ -61,6 +63,8 @@ mdsrc_open_any(struct mdsrc *src, const char *name, bool writable,
 	}
 	if (error == 0)
 		return 0;
+	if (error == -GELI_EINPROGRESS && (flags & MDSRC_MARKED))
+		return 1;
 	a.version = md->version;
 	msg_format(msg, sizeof(msg), OP_READ, step, error, false, &a);
 	if (to_stderr) {
@@ -78,6 +82,13 @@ mdsrc_open(struct mdsrc *src, const char *name, bool writable,
     bool to_stderr, struct geli_metadata *md)
 {
 	return mdsrc_open_any(src, name, writable, to_stderr, 0, md);
+}
+
+int
+mdsrc_open_marked(struct mdsrc *src, const char *name,
+    struct geli_metadata *md)
+{
+	return mdsrc_open_any(src, name, false, true, MDSRC_MARKED, md);
 }
 
 int

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# geli reencrypt survives any crash (docs/reencrypt.md).  Each conversion
+# (a new Master Key, Blowfish to AES-XTS, plain to GELI, GELI to plain) at
+# S = 512 and 4096 runs once under strace, which records its writes and
+# syncs to the provider and the journal; powerloss.py rebuilds 50 states a
+# power loss could leave (everything up to a file's last sync, any subset
+# of its writes after it), and in each the same command runs to the end
+# (unless the journal was removed: then it had ended).
+# The provider must then hold the original plaintext.  Then kill -9 at 20
+# moments of one run, each followed by the command again; then EIO on the
+# provider and on the journal: a clear error, and a resume that ends well.
+. "$(dirname "$0")/lib.sh"
+
+command -v strace >/dev/null || { skip "strace is not installed"; done_testing; exit; }
+PL=$(dirname "$0")/powerloss.py
+passfile "$T/pass" "reencrypt crash"
+passfile "$T/pass2" "the new key"
+SIZE=$((2 << 20))
+Z="-B none -z 65536"
+
+# plain_image FILE S: random data in what will be the data area, zeros
+# after it (the metadata's room), its digest in $T/FILE.sum.
+plain_image() {
+	local e=$(( (SIZE - 512) / $2 * $2 ))
+	head -c "$e" /dev/urandom >"$1"
+	truncate -s "$SIZE" "$1"
+	head -c "$e" "$1" | sha256sum >"$1.sum"
+}
+
+# holds_plain PROV PLAIN S KEYOPTS...: PROV (GELI, or plain with -) holds
+# PLAIN's data; a GELI provider is decrypted to plain (on a copy) first.
+holds_plain() {
+	local prov=$1 plain=$2 s=$3 e=$(( (SIZE - 512) / $3 * $3 )); shift 3
+	if [ "$1" != - ]; then
+		cp "$prov" "$prov.v" && rm -f "$prov.vj"
+		"$GELI" reencrypt -D "$@" $Z -F "$prov.vj" "$prov.v" >/dev/null 2>&1 || return 1
+		prov=$prov.v
+	fi
+	[ "$(head -c "$e" "$prov" | sha256sum)" = "$(cat "$plain.sum")" ] &&
+	    [ "$(tail -c $((SIZE - e)) "$prov" | tr -d '\0' | wc -c)" = 0 ]
+}
+
+# conv NAME S: the conversion's options ($opts), its provider before
+# ($T/NAME-S/p) and the keys that open the result ($after).
+conv() {
+	local d=$T/$1-$2
+	mkdir -p "$d"
+	plain_image "$d/plain" "$2"
+	cp "$d/plain" "$d/p"
+	case $1 in
+	encrypt) opts="-E -J $T/pass -i 1000 -s $2"; after="-j $T/pass" ;;
+	*)
+		if [ "$1" = cipher ]; then
+			"$GELI" reencrypt -E -J "$T/pass" -i 1000 -s "$2" -e blowfish -l 128 \
+				$Z -F "$d/j0" "$d/p" >/dev/null 2>&1
+		else
+			"$GELI" reencrypt -E -J "$T/pass" -i 1000 -s "$2" $Z -F "$d/j0" "$d/p"
+		fi
+		case $1 in
+		rekey) opts="-j $T/pass"; after="-j $T/pass" ;;
+		cipher) opts="-j $T/pass -e aes-xts -l 256 -J $T/pass2 -i 1000"; after="-j $T/pass2" ;;
+		decrypt) opts="-D -j $T/pass"; after="-" ;;
+		esac ;;
+	esac
+}
+
+for S in 512 4096; do
+	for c in rekey cipher encrypt decrypt; do
+		conv "$c" "$S"
+		d=$T/$c-$S
+		cp "$d/p" "$d/base"
+		strace -f -qq -xx -s 300000 -e trace=openat,close,pwrite64,fsync,fdatasync,unlink \
+			-o "$d/trace" "$GELI" reencrypt $opts $Z -F "$d/j" "$d/p" >/dev/null 2>"$d/err"
+		check "$c S=$S: the traced conversion ends" test $? = 0 -a ! -s "$d/err"
+		check "$c S=$S: and leaves the original plaintext" holds_plain "$d/p" "$d/plain" "$S" $after
+		if [ "$c" = encrypt ]; then k=-; else k="-j $T/pass"; fi
+		holds_plain "$d/base" "$d/plain" "$S" $k ||
+			nok "$c S=$S: the provider before holds the plaintext"
+		nev=$(python3 "$PL" "$d/trace" "$d/st" 50 "$S" p="$d/base" j=-)
+		bad=0 nst=0
+		for st in "$d"/st/*/; do
+			nst=$((nst + 1))
+			# Once the journal is removed the conversion has ended:
+			# the command again would be a new one.
+			if { [ ! -e "$st/ended" ] &&
+			    ! "$GELI" reencrypt $opts $Z -F "$st/j" "$st/p" >"$st/out" 2>&1; } ||
+			    ! holds_plain "$st/p" "$d/plain" "$S" $after; then
+				bad=$((bad + 1))
+				echo "state $(cat "$st/at"): $(tail -1 "$st/out")" | diag
+			fi
+		done
+		check "$c S=$S: $nst power-loss states of $nev events resumed to the original plaintext" \
+			test "$bad" = 0 -a "$nst" -ge 50
+		[ "$bad" = 0 ] && rm -rf "$d/st" "$d/trace"
+	done
+done
+
+# kill -9 at 20 moments of one conversion (of 96 MiB, 1536 hotzones), each
+# followed by the same command, which resumes; at the end the plaintext.
+SIZE=$((96 << 20))
+for c in rekey encrypt decrypt; do
+	conv "$c" 4096
+	d=$T/$c-4096
+	kills=0 runs=0 st=1
+	while [ "$kills" -lt 20 ] && [ "$runs" -lt 80 ] && [ "$st" != 0 ]; do
+		"$GELI" reencrypt $opts $Z -F "$d/j" "$d/p" >/dev/null 2>&1 &
+		pid=$!
+		sleep "$(printf "0.%03d" $((RANDOM % 120)))"
+		kill -9 "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		st=$?
+		[ "$st" = 137 ] && kills=$((kills + 1))
+		runs=$((runs + 1))
+	done
+	# The last run may have ended it; else the command once more.
+	[ "$st" = 0 ] || "$GELI" reencrypt $opts $Z -F "$d/j" "$d/p" >"$d/out" 2>&1
+	check "$c: $kills kill -9 in $runs runs, each followed by the command again: it ends" \
+		test $? = 0 -a "$kills" -ge 20
+	check "$c: and the provider holds the original plaintext" holds_plain "$d/p" "$d/plain" 4096 $after
+	check "$c: no journal is left" test ! -e "$d/j"
+done
+
+# EIO: on the provider's writes, then on the journal's syncs.  A clear error,
+# the journal kept, and the command again (without the fault) ends well.
+SHIM=${GELI_FAULTSHIM:-${GELI_BUILD:-}/tests/fault/faultshim.so}
+if [ -f "$SHIM" ]; then
+	conv rekey 512
+	d=$T/rekey-512
+	run env LD_PRELOAD="$SHIM" FAULT_PATH="$d/p" FAULT_WRITE_EIO=$((5 << 20)):4096 \
+		"$GELI" reencrypt $opts $Z -F "$d/j" "$d/p"
+	check "EIO on the provider: status 1" test "$rc" = 1
+	check "EIO on the provider: says where, and how to go on" \
+		grep -q "^geli: Cannot convert $d/p at byte [0-9]*: Input/output error. Run 'geli reencrypt $d/p' again to resume.$" "$T/err"
+	check "EIO on the provider: the provider is marked, the journal kept" \
+		bash -c "'$GELI' dump '$d/p' 2>&1 | grep -q 'being converted' && test -s '$d/j'"
+	run env LD_PRELOAD="$SHIM" FAULT_PATH="$d/j" FAULT_FSYNC_EIO=1 \
+		"$GELI" reencrypt $opts $Z -F "$d/j" "$d/p"
+	check "EIO on the journal's sync: status 1 and a clear error" \
+		bash -c "test '$rc' = 1 && grep -q '^geli: Cannot .* conversion of $d/p.*: Input/output error' '$T/err'"
+	expect_ok "EIO: the command again, without the fault, ends" \
+		"$GELI" reencrypt $opts $Z -F "$d/j" "$d/p"
+	check "EIO: the provider holds the original plaintext" holds_plain "$d/p" "$d/plain" 512 $after
+else
+	skip "EIO: the fault shim is not built"
+fi
+done_testing

@@ -6,10 +6,12 @@
  * (geli_reenc_*); here are the options, the keys, the checks before
  * anything is written, and the progress on a terminal.
  */
+#include <linux/fs.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -566,6 +568,12 @@ cmd_reencrypt(struct opts *o, int argc, char **argv)
 	}
 	error = geli_provider_open_exclusive(prov_path(argv[0], path,
 	    sizeof(path)), &p);
+	/* A read-only block device opens for writing and refuses writes. */
+	int ro = 0;
+	if (error == 0 && ioctl(geli_provider_fd(p), BLKROGET, &ro) == 0 && ro) {
+		geli_provider_close(p);
+		error = -EROFS;
+	}
 	if (error != 0) {
 		req_error("Cannot open %s: %s.", argv[0], error == -EPERM ?
 		    "in use" : strerror(-error));

@@ -131,6 +131,14 @@ gc_sha256(const void *a, size_t alen, const void *b, size_t blen,
 }
 
 int
+gc_gmac_aes256(const uint8_t key[32], const uint8_t iv[12], const void *a,
+    size_t alen, const void *b, size_t blen, uint8_t tag[16])
+{
+	OPS_OR(-EINVAL);
+	return o->gmac_aes256(key, iv, a, alen, b, blen, tag);
+}
+
+int
 gc_hmac_sha512(const void *key, size_t keylen, const void *msg, size_t len,
     uint8_t out[64])
 {

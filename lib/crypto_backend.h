@@ -40,6 +40,9 @@ struct gc_ops {
 	int (*hmac_update)(struct gc_hmac *h, const void *data, size_t len);
 	int (*hmac_final)(struct gc_hmac *h, uint8_t *out, size_t outlen);
 	void (*hmac_free)(struct gc_hmac *h);
+	int (*gmac_aes256)(const uint8_t key[32], const uint8_t iv[12],
+	    const void *a, size_t alen, const void *b, size_t blen,
+	    uint8_t tag[16]);
 	int (*pbkdf2_sha512)(const void *pass, size_t passlen, const void *salt,
 	    size_t saltlen, uint32_t iter, void *out, size_t outlen);
 	/* Never asked about GC_NONE. */

@@ -253,6 +253,30 @@ gcr_hmac_final(struct gc_hmac *g, uint8_t *out, size_t outlen)
 }
 
 static int
+gcr_gmac_aes256(const uint8_t key[32], const uint8_t iv[12], const void *a,
+    size_t alen, const void *b, size_t blen, uint8_t tag[16])
+{
+	gcry_mac_hd_t h;
+	size_t len = 16;
+	gcry_error_t e;
+
+	e = gcry_mac_open(&h, GCRY_MAC_GMAC_AES, GCRY_MAC_FLAG_SECURE, NULL);
+	if (e != 0)
+		return gcr_errno(e);
+	e = gcry_mac_setkey(h, key, 32);
+	if (e == 0)
+		e = gcry_mac_setiv(h, iv, 12);
+	if (e == 0 && alen > 0)
+		e = gcry_mac_write(h, a, alen);
+	if (e == 0 && blen > 0)
+		e = gcry_mac_write(h, b, blen);
+	if (e == 0)
+		e = gcry_mac_read(h, tag, &len);
+	gcry_mac_close(h);	/* libgcrypt wipes the key schedule */
+	return e == 0 && len == 16 ? 0 : gcr_errno(e ? e : GPG_ERR_INV_LENGTH);
+}
+
+static int
 gcr_pbkdf2_sha512(const void *pass, size_t passlen, const void *salt,
     size_t saltlen, uint32_t iter, void *out, size_t outlen)
 {
@@ -516,6 +540,7 @@ const struct gc_ops gc_ops_gcrypt = {
 	.md5 = gcr_md5,
 	.sha256 = gcr_sha256,
 	.hmac_sha512_new = gcr_hmac_sha512_new,
+	.gmac_aes256 = gcr_gmac_aes256,
 	.hmac_update = gcr_hmac_update,
 	.hmac_final = gcr_hmac_final,
 	.hmac_free = gcr_hmac_free,

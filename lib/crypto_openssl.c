@@ -227,6 +227,36 @@ ossl_hmac_final(struct gc_hmac *g, uint8_t *out, size_t outlen)
 }
 
 static int
+ossl_gmac_aes256(const uint8_t key[32], const uint8_t iv[12], const void *a,
+    size_t alen, const void *b, size_t blen, uint8_t tag[16])
+{
+	static EVP_MAC *gmac;
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	OSSL_PARAM params[3];
+	EVP_MAC_CTX *ctx;
+	size_t len = 0;
+	int ok;
+
+	pthread_mutex_lock(&lock);
+	if (gmac == NULL)
+		gmac = EVP_MAC_fetch(NULL, "GMAC", NULL);
+	pthread_mutex_unlock(&lock);
+	if (gmac == NULL || (ctx = EVP_MAC_CTX_new(gmac)) == NULL)
+		return -ENOSYS;
+	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_CIPHER,
+	    (char *)"AES-256-GCM", 0);
+	params[1] = OSSL_PARAM_construct_octet_string(OSSL_MAC_PARAM_IV,
+	    (void *)iv, 12);
+	params[2] = OSSL_PARAM_construct_end();
+	ok = EVP_MAC_init(ctx, key, 32, params) == 1 &&
+	    (alen == 0 || EVP_MAC_update(ctx, a, alen) == 1) &&
+	    (blen == 0 || EVP_MAC_update(ctx, b, blen) == 1) &&
+	    EVP_MAC_final(ctx, tag, &len, 16) == 1 && len == 16;
+	EVP_MAC_CTX_free(ctx);	/* OpenSSL cleanses the key state */
+	return ok ? 0 : -EIO;
+}
+
+static int
 ossl_pbkdf2_sha512(const void *pass, size_t passlen, const void *salt,
     size_t saltlen, uint32_t iter, void *out, size_t outlen)
 {
@@ -516,6 +546,7 @@ const struct gc_ops gc_ops_openssl = {
 	.md5 = ossl_md5,
 	.sha256 = ossl_sha256,
 	.hmac_sha512_new = ossl_hmac_sha512_new,
+	.gmac_aes256 = ossl_gmac_aes256,
 	.hmac_update = ossl_hmac_update,
 	.hmac_final = ossl_hmac_final,
 	.hmac_free = ossl_hmac_free,

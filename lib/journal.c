@@ -15,6 +15,8 @@
 #define MAGIC_HOTZONE	"GELIHOTZ"
 #define HEADER_MACOFF	1272
 #define RECORD_MACOFF	48
+#define HOTZONE_NONCE	48
+#define HOTZONE_TAG	64
 
 static const char label_auth[] = "GELI reencrypt auth";
 static const char label_wrap[] = "GELI reencrypt wrap";
@@ -322,7 +324,7 @@ static void
 hotzone_head(const struct journal *j, uint64_t chunk, uint64_t off,
     uint32_t len, uint8_t *b)
 {
-	memset(b, 0, RECORD_MACOFF);
+	memset(b, 0, HOTZONE_NONCE);
 	memcpy(b, MAGIC_HOTZONE, 8);
 	le64enc(b + 8, chunk);
 	le64enc(b + 16, off);
@@ -330,19 +332,49 @@ hotzone_head(const struct journal *j, uint64_t chunk, uint64_t off,
 	memcpy(b + 32, j->h.uuid, 16);
 }
 
-int
-journal_put_hotzone(struct journal *j, uint64_t chunk, uint64_t off,
-    const uint8_t *data, uint32_t len)
+/* The record's tag: GMAC-AES-256 of [0, 64) || data under a key of its
+ * own, HMAC-SHA512(journal key, "hotzone" || nonce). */
+static int
+hotzone_tag(const struct journal *j, const uint8_t *head, const uint8_t *data,
+    uint32_t len, uint8_t tag[16])
 {
-	uint8_t b[RECORD_MACOFF + 64];
+	static const uint8_t iv[12];
+	uint8_t msg[7 + 16], key[64];
 	int error;
 
-	hotzone_head(j, chunk, off, len, b);
-	error = mac(j, b, RECORD_MACOFF, data, len, b + RECORD_MACOFF);
+	memcpy(msg, "hotzone", 7);
+	memcpy(msg + 7, head + HOTZONE_NONCE, 16);
+	error = gc_hmac_sha512(j->key, JOURNAL_KEYLEN, msg, sizeof(msg), key);
 	if (error == 0)
-		error = pwrite_all(j->fd, data, len, hotzone_data(j, chunk));
+		error = gc_gmac_aes256(key, iv, head, HOTZONE_TAG, data, len, tag);
+	geli_wipe(key, sizeof(key));
+	return error;
+}
+
+int
+journal_seal_hotzone(const struct journal *j, uint64_t chunk, uint64_t off,
+    const uint8_t *data, uint32_t len, uint8_t head[JOURNAL_HOTZONE_HEAD])
+{
+	int error;
+
+	hotzone_head(j, chunk, off, len, head);
+	error = geli_random(head + HOTZONE_NONCE, 16);
 	if (error == 0)
-		error = pwrite_all(j->fd, b, sizeof(b), hotzone_head_at(chunk));
+		error = hotzone_tag(j, head, data, len, head + HOTZONE_TAG);
+	return error;
+}
+
+int
+journal_put_hotzone(struct journal *j, uint64_t chunk,
+    const uint8_t head[JOURNAL_HOTZONE_HEAD], const uint8_t *data,
+    uint32_t len)
+{
+	int error;
+
+	error = pwrite_all(j->fd, data, len, hotzone_data(j, chunk));
+	if (error == 0)
+		error = pwrite_all(j->fd, head, JOURNAL_HOTZONE_HEAD,
+		    hotzone_head_at(chunk));
 	if (error == 0 && fsync(j->fd) != 0)
 		error = -errno;
 	return error;
@@ -352,7 +384,7 @@ int
 journal_get_hotzone(struct journal *j, uint64_t chunk, uint64_t off,
     uint8_t *data, uint32_t len)
 {
-	uint8_t b[RECORD_MACOFF + 64], want[RECORD_MACOFF];
+	uint8_t b[JOURNAL_HOTZONE_HEAD], want[HOTZONE_NONCE], tag[16];
 	int error;
 
 	error = pread_all(j->fd, b, sizeof(b), hotzone_head_at(chunk));
@@ -361,9 +393,12 @@ journal_get_hotzone(struct journal *j, uint64_t chunk, uint64_t off,
 	if (error != 0)
 		return error;
 	hotzone_head(j, chunk, off, len, want);
-	if (memcmp(b, want, RECORD_MACOFF) != 0)
+	if (memcmp(b, want, HOTZONE_NONCE) != 0)
 		return -GELI_EJOURNALAUTH;
-	return mac_check(j, b, RECORD_MACOFF, data, len, b + RECORD_MACOFF);
+	error = hotzone_tag(j, b, data, len, tag);
+	if (error != 0)
+		return error;
+	return geli_ct_equal(tag, b + HOTZONE_TAG, 16) ? 0 : -GELI_EJOURNALAUTH;
 }
 
 int

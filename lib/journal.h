@@ -16,12 +16,15 @@
  *      16   8  chunk                       48  64  HMAC-SHA512 of [0, 48)
  *   blocks 3, 4  the hotzone records of even and odd chunks, their data
  *                from block 8 on (even) and a hotzone after it (odd)
- *       0   8  magic "GELIHOTZ"            24   4  length
- *       8   8  chunk                       32  16  uuid
- *      16   8  offset                      48  64  HMAC of [0, 48) || data
+ *       0   8  magic "GELIHOTZ"            32  16  uuid
+ *       8   8  chunk                       48  16  nonce (random)
+ *      16   8  offset                      64  16  GMAC-AES-256 of [0, 64)
+ *      24   4  length                              || data
  *
  * The HMAC key: HMAC-SHA512(key = the Master Keys involved, old || new,
- * message = "GELI reencrypt auth" || uuid || kind).  The wrapping key of
+ * message = "GELI reencrypt auth" || uuid || kind).  A hotzone record's
+ * GMAC key (one per record): HMAC-SHA512(that key, "hotzone" || nonce),
+ * its first 32 bytes; the IV zeros.  The wrapping key of
  * the new Master Key: HMAC-SHA512(key = the old Master Key, "GELI
  * reencrypt wrap" || uuid), used as a user key is for a key slot.
  */
@@ -36,6 +39,7 @@
 #define JOURNAL_BLOCK		4096u
 #define JOURNAL_DATA		(8 * JOURNAL_BLOCK)
 #define JOURNAL_KEYLEN		64
+#define JOURNAL_HOTZONE_HEAD	80
 
 enum journal_state { JSTATE_NONE = 0, JSTATE_PREPARED = 1, JSTATE_DONE = 2 };
 
@@ -75,10 +79,15 @@ int journal_progress(struct journal *j, enum journal_state *state,
     uint64_t *chunk);
 int journal_set_progress(struct journal *j, enum journal_state state,
     uint64_t chunk, bool sync);
-/* The hotzone record: write (then sync), or read back chunk's (its length
- * in *len; -GELI_EJOURNALAUTH when it is not chunk's or fails). */
-int journal_put_hotzone(struct journal *j, uint64_t chunk, uint64_t off,
-    const uint8_t *data, uint32_t len);
+/* The hotzone record: its head made for data (no I/O: it may run beside
+ * the writes of another chunk), written with data (then synced), or read
+ * back (-GELI_EJOURNALAUTH when it is not chunk's or fails). */
+int journal_seal_hotzone(const struct journal *j, uint64_t chunk,
+    uint64_t off, const uint8_t *data, uint32_t len,
+    uint8_t head[JOURNAL_HOTZONE_HEAD]);
+int journal_put_hotzone(struct journal *j, uint64_t chunk,
+    const uint8_t head[JOURNAL_HOTZONE_HEAD], const uint8_t *data,
+    uint32_t len);
 int journal_get_hotzone(struct journal *j, uint64_t chunk, uint64_t off,
     uint8_t *data, uint32_t len);
 /* The file removed (its directory synced); closed either way. */

@@ -1,29 +1,17 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * In-place conversion (geli.h, docs/reencrypt.md): the steps, their order
- * of writes and syncs, and the recovery of an interrupted step.  The
- * journal's file format is journal.c's.
+ * In-place conversion (geli.h, docs/reencrypt.md): starting one (the
+ * journal, then the marked record), resuming one (every check, then the
+ * redo of a prepared chunk), the order of chunks.  The steps are
+ * reencrypt_step.c's, the journal's file format journal.c's.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "journal.h"
+#include "reencrypt.h"
 
 static const char mark_tag[] = "GELIREENC";	/* the spare slot's first bytes */
-
-struct geli_reenc {
-	struct geli_provider *p;	/* the caller's */
-	enum geli_reenc_kind kind;
-	struct geli_metadata oldmd, newmd;	/* unmarked; zeros when none */
-	struct geli_volume *vold, *vnew;	/* transforms only, no I/O */
-	uint8_t *mk;			/* secure: old MK || new MK */
-	struct journal j;
-	uint64_t bytes;			/* the data area */
-	uint32_t S, hotzone;
-	uint64_t nchunks, done;
-	uint8_t *buf;			/* one hotzone */
-};
 
 /* ---- The marked record ------------------------------------------------------- */
 
@@ -122,9 +110,9 @@ setup(struct geli_reenc *r)
 	if (r->hotzone == 0)
 		r->hotzone = r->S;
 	r->nchunks = (r->bytes + r->hotzone - 1) / r->hotzone;
-	r->buf = aligned_alloc(4096, r->hotzone);
-	if (r->buf == NULL)
-		return -ENOMEM;
+	for (int i = 0; i < 2; i++)
+		if ((r->pre[i].buf = aligned_alloc(4096, r->hotzone)) == NULL)
+			return -ENOMEM;
 	if (r->kind != GELI_REENC_ENCRYPT &&
 	    (error = transform_volume(r, &r->oldmd, r->mk, &r->vold)) != 0)
 		return error;
@@ -319,9 +307,9 @@ redo(struct geli_reenc *r, uint64_t k)
 	int error;
 
 	geli_reenc_chunk(r, k, &off, &len);
-	error = journal_get_hotzone(&r->j, k, off, r->buf, (uint32_t)len);
+	error = journal_get_hotzone(&r->j, k, off, r->pre[0].buf, (uint32_t)len);
 	if (error == 0)
-		error = geli_provider_pwrite(r->p, r->buf, len, off);
+		error = geli_provider_pwrite(r->p, r->pre[0].buf, len, off);
 	if (error == 0)
 		error = geli_provider_flush(r->p);
 	if (error == 0)
@@ -385,103 +373,6 @@ fail:
 	return error;
 }
 
-/* ---- Steps ----------------------------------------------------------------------- */
-
-static bool
-zero_sector(const uint8_t *s, uint32_t S)
-{
-	return s[0] == 0 && memcmp(s, s + 1, S - 1) == 0;
-}
-
-/*
- * The chunk's new bytes in place.  A sector stored as zeros is a hole,
- * which reads as zeros (privacy.c): it stays one when re-keyed and turns
- * into zeros when decrypted.  Encrypting writes every sector, as FreeBSD
- * reads no holes.
- */
-static int
-convert(struct geli_reenc *r, uint64_t off, uint64_t len)
-{
-	uint64_t first = off / r->S, n = len / r->S, i = 0, j;
-	int error = 0;
-
-	if (r->kind == GELI_REENC_ENCRYPT)
-		return geli_volume_transform(r->vnew, first, n, r->buf, r->buf,
-		    true);
-	while (i < n && error == 0) {
-		for (; i < n && zero_sector(r->buf + i * r->S, r->S); i++)
-			;
-		for (j = i; j < n && !zero_sector(r->buf + j * r->S, r->S); j++)
-			;
-		if (j == i)
-			break;
-		error = geli_volume_transform(r->vold, first + i, j - i,
-		    r->buf + i * r->S, r->buf + i * r->S, false);
-		if (error == 0 && r->vnew != NULL)
-			error = geli_volume_transform(r->vnew, first + i, j - i,
-			    r->buf + i * r->S, r->buf + i * r->S, true);
-		i = j;
-	}
-	return error;
-}
-
-int
-geli_reenc_step(struct geli_reenc *r)
-{
-	uint64_t k = r->done, off, len;
-	int error;
-
-	if (k >= r->nchunks)
-		return 0;
-	geli_reenc_chunk(r, k, &off, &len);
-	error = geli_provider_pread(r->p, r->buf, len, off);
-	if (error == 0)
-		error = convert(r, off, len);
-	/* The new bytes kept, then promised; only then the provider. */
-	if (error == 0)
-		error = journal_put_hotzone(&r->j, k, off, r->buf, (uint32_t)len);
-	if (error == 0)
-		error = journal_set_progress(&r->j, JSTATE_PREPARED, k, true);
-	if (error == 0)
-		error = geli_provider_pwrite(r->p, r->buf, len, off);
-	if (error == 0)
-		error = geli_provider_flush(r->p);
-	/* Synced with the next step's hotzone record, or by finish. */
-	if (error == 0)
-		error = journal_set_progress(&r->j, JSTATE_DONE, k, false);
-	if (error != 0)
-		return error;
-	r->done = k + 1;
-	return 1;
-}
-
-int
-geli_reenc_finish(struct geli_reenc *r)
-{
-	uint64_t N = geli_provider_mediasize(r->p), off;
-	int error;
-
-	if (r->done < r->nchunks)
-		return -EINVAL;
-	if (fsync(r->j.fd) != 0)
-		return -errno;
-	if (r->kind == GELI_REENC_DECRYPT) {
-		/* The bytes past the data area (the record among them). */
-		memset(r->buf, 0, r->hotzone);
-		for (off = r->bytes, error = 0; off < N && error == 0;
-		    off += r->hotzone)
-			error = geli_provider_pwrite(r->p, r->buf,
-			    N - off < r->hotzone ? N - off : r->hotzone, off);
-		if (error == 0)
-			error = geli_provider_flush(r->p);
-	} else {
-		error = geli_provider_write_metadata(r->p, &r->newmd);
-	}
-	if (error != 0)
-		return error;
-	return journal_remove(&r->j);
-}
-
 /* ---- The rest ------------------------------------------------------------------- */
 
 enum geli_reenc_kind
@@ -520,9 +411,12 @@ geli_reenc_free(struct geli_reenc *r)
 	geli_volume_close(r->vold);
 	geli_volume_close(r->vnew);
 	geli_secure_free(r->mk);
-	if (r->buf != NULL)
-		geli_wipe(r->buf, r->hotzone);
-	free(r->buf);
+	reenc_quiesce(r);
+	for (int i = 0; i < 2; i++) {
+		if (r->pre[i].buf != NULL)
+			geli_wipe(r->pre[i].buf, r->hotzone);
+		free(r->pre[i].buf);
+	}
 	geli_wipe(r, sizeof(*r));
 	free(r);
 }

@@ -64,6 +64,27 @@ test_hmac(void)
 	    "[%s] HMAC-SHA512 with an empty key, \"abc\"", be);
 }
 
+/* GMAC-AES-256: McGrew-Viega's GCM test case 13 (no data), and a message in
+ * two parts (Python's cryptography, AESGCM with empty plaintext). */
+static void
+test_gmac(void)
+{
+	uint8_t key[32] = { 0 }, iv[12] = { 0 }, tag[16], b[1280];
+
+	gc_gmac_aes256(key, iv, NULL, 0, NULL, 0, tag);
+	tap_is_hex(tag, 16, "530f8afbc74536b9a963b4f1c4cb738b",
+	    "[%s] GMAC-AES-256 GCM test case 13", be);
+	for (int i = 0; i < 32; i++)
+		key[i] = (uint8_t)i;
+	for (int i = 0; i < 12; i++)
+		iv[i] = (uint8_t)i;
+	for (size_t i = 0; i < sizeof(b); i++)
+		b[i] = (uint8_t)i;
+	gc_gmac_aes256(key, iv, "GELI journal record", 19, b, sizeof(b), tag);
+	tap_is_hex(tag, 16, "021b6f8cd8cc21e426bdc34d18bf93c3",
+	    "[%s] GMAC-AES-256 of a message in two parts", be);
+}
+
 static void
 test_pbkdf2(void)
 {
@@ -277,6 +298,7 @@ static void
 test_all(void)
 {
 	test_hmac();
+	test_gmac();
 	test_pbkdf2();
 	test_ukey();
 	test_secmem();

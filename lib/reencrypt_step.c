@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The steps of an in-place conversion (docs/reencrypt.md, "One step"): a
- * chunk read and converted in memory, its journal record sealed; then the
- * record written and synced, PREPARED synced, the chunk written to the
+ * chunk read and converted in memory; then its journal record sealed,
+ * written and synced, PREPARED synced, the chunk written to the
  * provider and flushed, DONE.  While chunk k is written, chunk k+1 is read
  * and converted by a helper thread: the two touch different bytes of the
  * provider, and k+1's record goes to the journal's other place.
@@ -50,7 +50,7 @@ convert(struct geli_reenc *r, uint8_t *buf, uint64_t off, uint64_t len)
 	return error;
 }
 
-/* Chunk p->k read, converted and sealed into p. */
+/* Chunk p->k read and converted into p. */
 static void
 prepare(struct geli_reenc *r, struct prepared *p)
 {
@@ -58,9 +58,6 @@ prepare(struct geli_reenc *r, struct prepared *p)
 	p->error = geli_provider_pread(r->p, p->buf, p->len, p->off);
 	if (p->error == 0)
 		p->error = convert(r, p->buf, p->off, p->len);
-	if (p->error == 0)
-		p->error = journal_seal_hotzone(&r->j, p->k, p->off, p->buf,
-		    (uint32_t)p->len, p->head);
 }
 
 static void *
@@ -105,8 +102,14 @@ geli_reenc_step(struct geli_reenc *r)
 		r->next->k = k + 1;
 		r->helping = pthread_create(&r->helper, NULL, helper_main, r) == 0;
 	}
-	/* The new bytes kept, then promised; only then the provider. */
-	error = journal_put_hotzone(&r->j, k, p->head, p->buf, (uint32_t)p->len);
+	/* The new bytes kept, then promised; only then the provider.  The
+	 * record is sealed here, beside the helper's conversion (they take
+	 * about as long). */
+	error = journal_seal_hotzone(&r->j, k, p->off, p->buf,
+	    (uint32_t)p->len, p->head);
+	if (error == 0)
+		error = journal_put_hotzone(&r->j, k, p->head, p->buf,
+		    (uint32_t)p->len);
 	if (error == 0)
 		error = journal_set_progress(&r->j, JSTATE_PREPARED, k, true);
 	if (error == 0)

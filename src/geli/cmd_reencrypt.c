@@ -399,6 +399,19 @@ out:
 	geli_secure_free(keys);
 }
 
+static void
+same_parameters_refused(const char *prov, const struct geli_reenc_info *info)
+{
+	if (info->kind == GELI_REENC_DECRYPT)
+		req_error("Provider %s is being decrypted: a resume takes the "
+		    "same parameters.", prov);
+	else
+		req_error("Provider %s is being converted to %s %u (%s): a "
+		    "resume takes the same parameters.", prov,
+		    geli_algo_name(info->to.ealgo), (unsigned)info->to.keylen,
+		    kind_words[info->kind]);
+}
+
 /* Options that set up a conversion: a resume takes the ones it started
  * with, or none. */
 static int
@@ -419,15 +432,25 @@ same_parameters(struct opts *o, const char *prov,
 	    (!o->given['s'] || opt_num(o, 's') == to->sectorsize) &&
 	    !o->given['a'])
 		return 0;
-	if (info->kind == GELI_REENC_DECRYPT)
-		req_error("Provider %s is being decrypted: a resume takes the "
-		    "same parameters.", prov);
-	else
-		req_error("Provider %s is being converted to %s %u (%s): a "
-		    "resume takes the same parameters.", prov,
-		    geli_algo_name(to->ealgo), (unsigned)to->keylen,
-		    kind_words[info->kind]);
+	same_parameters_refused(prov, info);
 	return -1;
+}
+
+/* Do the new key options open nmd's slot 0?  (Errors other than a wrong
+ * key are the request error.) */
+static bool
+new_key_opens(struct opts *o, const struct geli_metadata *nmd)
+{
+	struct geli_keymat km;
+	struct keysrc *ks;
+	bool opens = false;
+
+	if (keysrc_new(o, true, &ks) != 0)
+		return false;
+	if (keysrc_keymat(ks, nmd, &km) == 0)
+		opens = geli_unlock(NULL, nmd, &km, 0, 0, NULL, NULL) == 0;
+	keysrc_free(ks);
+	return opens;
 }
 
 static void
@@ -477,6 +500,13 @@ resume(struct opts *o, const char *prov, struct geli_provider *p,
 	if (error != 0) {
 		req_error("Cannot resume the conversion of %s with %s: %s.",
 		    prov, jpath, geli_strerror(error));
+		goto out;
+	}
+	/* New key options given again must be the ones the new record has. */
+	if (info.kind == GELI_REENC_REKEY && new_keys_given(o) &&
+	    !new_key_opens(o, geli_reenc_new(r))) {
+		if (!req_failed())
+			same_parameters_refused(prov, &info);
 		goto out;
 	}
 	if (verbose)

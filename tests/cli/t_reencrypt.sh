@@ -230,6 +230,15 @@ expect_err "a resume with another cipher is refused, nothing changed" \
 expect_err "a resume as -D is refused" \
 	"geli: Provider $T/s.img is being converted to AES-XTS 128 (a new Master Key): a resume takes the same parameters." \
 	--same "$T/s.img" --same "$J" -- "$GELI" reencrypt -D -j "$T/pass" $Z "$T/s.img"
+ext2 "$T/q.img" 64M 60M
+"$GELI" reencrypt -E -J "$T/pass" -i 1000 $Z "$T/q.img"
+interrupt "$T/q.img" "$GELI" reencrypt -j "$T/pass" -J "$T/pass2" -i 1000 -z 65536 $Z -F "$T/q.journal" "$T/q.img"
+expect_err "a resume with another new passphrase is refused" \
+	"geli: Provider $T/q.img is being converted to AES-XTS 128 (a new Master Key): a resume takes the same parameters." \
+	-- "$GELI" reencrypt -j "$T/pass" -J "$T/wrong" $Z -F "$T/q.journal" "$T/q.img"
+expect_ok "a resume with the same new passphrase ends" \
+	"$GELI" reencrypt -j "$T/pass" -J "$T/pass2" $Z -F "$T/q.journal" "$T/q.img"
+check "and the new passphrase opens it, the files intact" eli_files_ok "$T/q.img" -j "$T/pass2"
 cp "$J" "$T/j.good"
 printf 'X' | dd of="$J" bs=1 seek=1300 conv=notrunc status=none
 expect_err "a tampered journal is refused, nothing changed" \

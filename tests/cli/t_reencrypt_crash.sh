@@ -70,7 +70,8 @@ for S in 512 4096; do
 		conv "$c" "$S"
 		d=$T/$c-$S
 		cp "$d/p" "$d/base"
-		strace -f -qq -xx -s 300000 -e trace=openat,close,pwrite64,fsync,fdatasync,unlink \
+		# LeakSanitizer cannot work under ptrace (a sanitized build).
+		ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" strace -f -qq -xx -s 300000 -e trace=openat,close,pwrite64,fsync,fdatasync,unlink \
 			-o "$d/trace" "$GELI" reencrypt $opts $Z -F "$d/j" "$d/p" >/dev/null 2>"$d/err"
 		check "$c S=$S: the traced conversion ends" test $? = 0 -a ! -s "$d/err"
 		check "$c S=$S: and leaves the original plaintext" holds_plain "$d/p" "$d/plain" "$S" $after
@@ -127,14 +128,14 @@ SHIM=${GELI_FAULTSHIM:-${GELI_BUILD:-}/tests/fault/faultshim.so}
 if [ -f "$SHIM" ]; then
 	conv rekey 512
 	d=$T/rekey-512
-	run env LD_PRELOAD="$SHIM" FAULT_PATH="$d/p" FAULT_WRITE_EIO=$((5 << 20)):4096 \
+	run env LD_PRELOAD="$(preload_list "$SHIM")" FAULT_PATH="$d/p" FAULT_WRITE_EIO=$((5 << 20)):4096 \
 		"$GELI" reencrypt $opts $Z -F "$d/j" "$d/p"
 	check "EIO on the provider: status 1" test "$rc" = 1
 	check "EIO on the provider: says where, and how to go on" \
 		grep -q "^geli: Cannot convert $d/p at byte [0-9]*: Input/output error. Run 'geli reencrypt $d/p' again to resume.$" "$T/err"
 	check "EIO on the provider: the provider is marked, the journal kept" \
 		bash -c "'$GELI' dump '$d/p' 2>&1 | grep -q 'being converted' && test -s '$d/j'"
-	run env LD_PRELOAD="$SHIM" FAULT_PATH="$d/j" FAULT_FSYNC_EIO=1 \
+	run env LD_PRELOAD="$(preload_list "$SHIM")" FAULT_PATH="$d/j" FAULT_FSYNC_EIO=1 \
 		"$GELI" reencrypt $opts $Z -F "$d/j" "$d/p"
 	check "EIO on the journal's sync: status 1 and a clear error" \
 		bash -c "test '$rc' = 1 && grep -q '^geli: Cannot .* conversion of $d/p.*: Input/output error' '$T/err'"

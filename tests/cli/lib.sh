@@ -8,6 +8,7 @@ FIX=$GELI_FIXTURES
 # $GELI_TEST_ID (run-suite's) names what the test leaves on the host.
 T=$(mktemp -d "/tmp/geli-test.${GELI_TEST_ID:+$GELI_TEST_ID.}XXXXXX")
 export GELI_RUNDIR=$T/run
+export GELI_STATE_DIR=$T/state
 trap 'cleanup_hooks; cleanup_attached; rm -rf "$T"' EXIT
 trap 'exit 143' TERM INT
 HOOKS=()

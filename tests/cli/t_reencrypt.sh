@@ -13,7 +13,6 @@
 passfile "$T/pass" "reencrypt"
 passfile "$T/pass2" "another key"
 passfile "$T/wrong" "not the key"
-export GELI_STATE_DIR=$T/state
 Z="-B none"
 mkdir -p "$T/src/dir"
 echo "hello from a converted provider" >"$T/src/hello.txt"

@@ -14,9 +14,13 @@
 
 command -v strace >/dev/null || { skip "strace is not installed"; done_testing; exit; }
 PL=$(dirname "$0")/powerloss.py
+# The conversions sync often: their files live in memory (a directory of
+# /dev/shm of this test's own, removed at the end).
+W=$(mktemp -d /dev/shm/geli-test.reencrypt.XXXXXX)
+on_exit "rm -rf '$W'"
 passfile "$T/pass" "reencrypt crash"
 passfile "$T/pass2" "the new key"
-SIZE=$((2 << 20))
+SIZE=$((1 << 20))
 Z="-B none -z 65536"
 
 # plain_image FILE S: random data in what will be the data area, zeros
@@ -44,7 +48,7 @@ holds_plain() {
 # conv NAME S: the conversion's options ($opts), its provider before
 # ($T/NAME-S/p) and the keys that open the result ($after).
 conv() {
-	local d=$T/$1-$2
+	local d=$W/$1-$2
 	mkdir -p "$d"
 	plain_image "$d/plain" "$2"
 	cp "$d/plain" "$d/p"
@@ -68,7 +72,7 @@ conv() {
 for S in 512 4096; do
 	for c in rekey cipher encrypt decrypt; do
 		conv "$c" "$S"
-		d=$T/$c-$S
+		d=$W/$c-$S
 		cp "$d/p" "$d/base"
 		# LeakSanitizer cannot work under ptrace (a sanitized build).
 		ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" strace -f -qq -xx -s 300000 -e trace=openat,close,pwrite64,fsync,fdatasync,unlink \
@@ -97,17 +101,19 @@ for S in 512 4096; do
 	done
 done
 
-# kill -9 at 20 moments of one conversion (of 96 MiB, 1536 hotzones), each
-# followed by the same command, which resumes; at the end the plaintext.
+# kill -9 at 20 moments of one conversion (of 96 MiB in 8 KiB hotzones, a
+# second or so), each followed by the same command, which resumes; at the
+# end the plaintext.
 SIZE=$((96 << 20))
+ZK="-B none -z 8192"
 for c in rekey encrypt decrypt; do
 	conv "$c" 4096
-	d=$T/$c-4096
+	d=$W/$c-4096
 	kills=0 runs=0 st=1
 	while [ "$kills" -lt 20 ] && [ "$runs" -lt 80 ] && [ "$st" != 0 ]; do
-		"$GELI" reencrypt $opts $Z -F "$d/j" "$d/p" >/dev/null 2>&1 &
+		"$GELI" reencrypt $opts $ZK -F "$d/j" "$d/p" >/dev/null 2>&1 &
 		pid=$!
-		sleep "$(printf "0.%03d" $((RANDOM % 120)))"
+		sleep "$(printf "0.%03d" $((RANDOM % 60)))"
 		kill -9 "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 		st=$?
@@ -115,7 +121,7 @@ for c in rekey encrypt decrypt; do
 		runs=$((runs + 1))
 	done
 	# The last run may have ended it; else the command once more.
-	[ "$st" = 0 ] || "$GELI" reencrypt $opts $Z -F "$d/j" "$d/p" >"$d/out" 2>&1
+	[ "$st" = 0 ] || "$GELI" reencrypt $opts $ZK -F "$d/j" "$d/p" >"$d/out" 2>&1
 	check "$c: $kills kill -9 in $runs runs, each followed by the command again: it ends" \
 		test $? = 0 -a "$kills" -ge 20
 	check "$c: and the provider holds the original plaintext" holds_plain "$d/p" "$d/plain" 4096 $after
@@ -127,7 +133,7 @@ done
 SHIM=${GELI_FAULTSHIM:-${GELI_BUILD:-}/tests/fault/faultshim.so}
 if [ -f "$SHIM" ]; then
 	conv rekey 512
-	d=$T/rekey-512
+	d=$W/rekey-512
 	run env LD_PRELOAD="$(preload_list "$SHIM")" FAULT_PATH="$d/p" FAULT_WRITE_EIO=$((5 << 20)):4096 \
 		"$GELI" reencrypt $opts $Z -F "$d/j" "$d/p"
 	check "EIO on the provider: status 1" test "$rc" = 1

@@ -330,20 +330,21 @@ gcr_keyed(int algo, int mode, const uint8_t *key, size_t klen,
 	e = gcry_cipher_open(&h, algo, mode, 0);
 	if (e != 0)
 		return gcr_errno(e);
-	/* FreeBSD keys 3DES without a weak-key check; so do we.  libgcrypt
-	 * then still reports GPG_ERR_WEAK_KEY, with the key in place; without
-	 * this switch a weak key would not be in place, so its failure is
-	 * one. */
+	/* FreeBSD keys 3DES and Blowfish without a weak-key check; so do we.
+	 * libgcrypt then still reports GPG_ERR_WEAK_KEY, with the key in
+	 * place; without this switch a weak key would not be in place, so its
+	 * failure is one.  (Blowfish: a key whose S-boxes repeat an entry,
+	 * about one random key in 30,000, each range key of a volume.) */
+	bool weak_ok = algo == GCRY_CIPHER_3DES || algo == GCRY_CIPHER_BLOWFISH;
 	e = 0;
-	if (algo == GCRY_CIPHER_3DES)
+	if (weak_ok)
 		e = gcry_cipher_ctl(h, GCRYCTL_SET_ALLOW_WEAK_KEY, NULL, 1);
 	if (e != 0) {
 		gcry_cipher_close(h);
 		return gcr_errno(e);
 	}
 	e = gcry_cipher_setkey(h, key, klen);
-	if (e != 0 && !(algo == GCRY_CIPHER_3DES &&
-	    gcry_err_code(e) == GPG_ERR_WEAK_KEY)) {
+	if (e != 0 && !(weak_ok && gcry_err_code(e) == GPG_ERR_WEAK_KEY)) {
 		gcry_cipher_close(h);
 		return gcr_errno(e);
 	}

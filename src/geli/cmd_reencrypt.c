@@ -481,8 +481,10 @@ resume(struct opts *o, const char *prov, struct geli_provider *p,
 		error = -GELI_EJOURNAL;
 	if (error == -ENOENT) {
 		req_error("The journal of the conversion of %s is missing (%s): "
-		    "it cannot go on without it. Name it with -F if it is "
-		    "elsewhere.", prov, jpath);
+		    "only it says how far the conversion went (and holds a new "
+		    "Master Key), and without it the conversion can neither go "
+		    "on nor be undone. Name it with -F if it is elsewhere.",
+		    prov, jpath);
 		goto out;
 	}
 	if (error != 0) {

@@ -245,7 +245,7 @@ expect_err "a tampered journal is refused, nothing changed" \
 	--same "$T/s.img" -- "$GELI" reencrypt -j "$T/pass" $Z "$T/s.img"
 mv "$J" "$T/j.moved"
 expect_err "a lost journal is reported with what to do" \
-	"geli: The journal of the conversion of $T/s.img is missing ($J): it cannot go on without it. Name it with -F if it is elsewhere." \
+	"geli: The journal of the conversion of $T/s.img is missing ($J): only it says how far the conversion went (and holds a new Master Key), and without it the conversion can neither go on nor be undone. Name it with -F if it is elsewhere." \
 	--same "$T/s.img" -- "$GELI" reencrypt -j "$T/pass" $Z "$T/s.img"
 ext2 "$T/o.img" 64M 60M
 interrupt "$T/o.img" "$GELI" reencrypt -E -J "$T/pass" -i 1000 -z 65536 $Z -F "$T/o.journal" "$T/o.img"

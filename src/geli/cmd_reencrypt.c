@@ -3,8 +3,9 @@
  * geli reencrypt: a provider converted in place (docs/reencrypt.md) — a new
  * Master Key and maybe cipher (REKEY), plain to GELI (-E), GELI to plain
  * (-D) — and an unfinished conversion resumed.  libgeli does the steps
- * (geli_reenc_*); here are the options, the keys, the checks before
- * anything is written, and the progress on a terminal.
+ * (geli_reenc_*); here are the verb, the journal's place, the run with its
+ * progress on a terminal, and the resume with its checks.  What a new
+ * conversion goes to, and its keys: reenc_new.c.
  */
 #include <linux/fs.h>
 #include <signal.h>
@@ -16,8 +17,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "reenc.h"
 
-static const char *const kind_words[] = {
+const char *const reenc_kind_words[] = {
 	[GELI_REENC_REKEY] = "a new Master Key",
 	[GELI_REENC_ENCRYPT] = "encryption",
 	[GELI_REENC_DECRYPT] = "decryption",
@@ -61,8 +63,8 @@ reenc_journal_path(const uint8_t uuid[16], bool make, char *buf, size_t len)
 }
 
 /* The journal of uuid: -F, else the default place. */
-static int
-journal_of(struct opts *o, const uint8_t uuid[16], char *buf, size_t len)
+int
+reenc_journal_of(struct opts *o, const uint8_t uuid[16], char *buf, size_t len)
 {
 	if (*opt_str(o, 'F') != '\0') {
 		snprintf(buf, len, "%s", opt_str(o, 'F'));
@@ -73,167 +75,6 @@ journal_of(struct opts *o, const uint8_t uuid[16], char *buf, size_t len)
 		return -1;
 	}
 	return 0;
-}
-
-/* ---- Keys ------------------------------------------------------------------ */
-
-/* md's Master Key from the -j/-k/-p options (or -J/-K/-P with isnew). */
-static int
-unlock(struct opts *o, bool isnew, struct geli_provider *p,
-    const struct geli_metadata *md, const char *prov, uint8_t *mk,
-    int *slot, uint8_t *ukey)
-{
-	struct msg_args a = { .prov = prov };
-	struct geli_keymat km;
-	struct keysrc *ks;
-	int error;
-
-	error = geli_unlock_check(p, md, (int)opt_num(o, 'n'), 0);
-	if (error != 0) {
-		req_msg(OP_ATTACH, GELI_STEP_NONE, error, &a);
-		return -1;
-	}
-	if (keysrc_new(o, isnew, &ks) != 0)
-		return -1;
-	if (keysrc_keymat(ks, md, &km) != 0) {
-		keysrc_free(ks);
-		return -1;
-	}
-	error = geli_unlock(p, md, &km, (int)opt_num(o, 'n'), 0, mk, slot);
-	/* The user key again, for new slots that keep it. */
-	if (error == 0 && ukey != NULL)
-		error = geli_ukey_final(km.keyfiles, md, km.passphrase,
-		    km.passlen, ukey);
-	keysrc_free(ks);
-	if (error != 0) {
-		req_msg(OP_ATTACH, GELI_STEP_NONE, error, &a);
-		return -1;
-	}
-	return 0;
-}
-
-static bool
-new_keys_given(struct opts *o)
-{
-	return o->given['J'] || o->given['K'] || o->given['P'];
-}
-
-/*
- * nmd's slot 0: newmk (random) under the new user key, slot 1 random.  The
- * new key options make it (init's rules); without them the old user key,
- * with the old salt and count, so that the same passphrase opens it.
- */
-static int
-new_slots(struct opts *o, struct geli_metadata *nmd, uint8_t *newmk,
-    const uint8_t *oldukey)
-{
-	uint8_t *ukey = geli_secure_alloc(GELI_USERKEYLEN);
-	struct keysrc *ks = NULL;
-	int error = -1;
-
-	if (ukey == NULL) {
-		req_error("Cannot allocate memory.");
-		return -1;
-	}
-	if (geli_random_key(newmk, GELI_MKEY_DATALEN) != 0 ||
-	    geli_random(nmd->mkeys, sizeof(nmd->mkeys)) != 0) {
-		req_error("Cannot get random bytes.");
-		goto out;
-	}
-	if (oldukey != NULL) {
-		memcpy(ukey, oldukey, GELI_USERKEYLEN);
-	} else {
-		if (geli_random(nmd->salt, sizeof(nmd->salt)) != 0) {
-			req_error("Cannot get random bytes.");
-			goto out;
-		}
-		if (keysrc_new(o, true, &ks) != 0 ||
-		    keysrc_ukey(ks, nmd, ukey) != 0)
-			goto out;
-	}
-	nmd->keys = 0x01;
-	if ((error = geli_mkey_encrypt(nmd->ealgo, nmd->keylen, ukey, newmk,
-	    nmd->mkeys)) != 0)
-		req_error("Cannot encrypt Master Key: %s.", strerror(-error));
-out:
-	keysrc_free(ks);
-	geli_secure_free(ukey);
-	return error == 0 ? 0 : -1;
-}
-
-/* ---- The new record ---------------------------------------------------------- */
-
-static int
-refuse_auth(const char *prov, const struct geli_metadata *md)
-{
-	if (!(md->flags & GELI_FLAG_AUTH))
-		return 0;
-	req_error("Provider %s uses integrity (%s): its sectors cannot be "
-	    "converted in place.", prov, geli_algo_name(md->aalgo));
-	return -1;
-}
-
-/* REKEY: the old record with the version, cipher and key length asked for. */
-static int
-rekey_record(struct opts *o, const char *prov, const struct geli_metadata *md,
-    struct geli_metadata *nmd)
-{
-	*nmd = *md;
-	nmd->version = GELI_VERSION;
-	if (*opt_str(o, 'a') != '\0') {
-		req_error("Integrity cannot be added in place.");
-		return -1;
-	}
-	if (opt_num(o, 's') != 0 && opt_num(o, 's') != md->sectorsize) {
-		req_error("Provider %s has %u-byte sectors: the sector size "
-		    "cannot change in place.", prov, (unsigned)md->sectorsize);
-		return -1;
-	}
-	if (o->given['e'] || o->given['l']) {
-		if (o->given['e'])
-			nmd->ealgo = GELI_ALGO_NONE;
-		if (parse_algorithms(o, PARAMS_INIT, nmd) != 0)
-			return -1;
-	}
-	if (o->given['i'] && !new_keys_given(o)) {
-		req_error("Option -i needs a new key (-J, -K or -P).");
-		return -1;
-	}
-	if (new_keys_given(o))
-		nmd->iterations = (int32_t)opt_num(o, 'i');
-	if (opt_bool(o, 'P') && o->given['i']) {
-		req_error("Options -i and -P are mutually exclusive.");
-		return -1;
-	}
-	if (opt_bool(o, 'P'))
-		nmd->iterations = -1;
-	return 0;
-}
-
-/* -E: init's record for this provider, after what is on it was looked at. */
-static int
-encrypt_record(struct opts *o, const char *prov, const char *path,
-    struct geli_provider *p, struct geli_metadata *nmd)
-{
-	uint64_t N = geli_provider_mediasize(p), keep;
-
-	if (init_template(o, nmd) != 0)
-		return -1;
-	if (nmd->flags & GELI_FLAG_AUTH) {
-		req_error("Integrity cannot be added in place.");
-		return -1;
-	}
-	nmd->provsize = N;
-	if (parse_sectorsize(o, PARAMS_INIT, geli_provider_sectorsize(p),
-	    &nmd->sectorsize) != 0)
-		return -1;
-	keep = geli_eli_mediasize(nmd, N, geli_provider_sectorsize(p), false);
-	if (keep == 0) {
-		req_error("Provider %s is too small: %ju bytes.", prov,
-		    (uintmax_t)N);
-		return -1;
-	}
-	return plain_check(prov, path, keep, opt_bool(o, 'f'));
 }
 
 /* ---- Running ------------------------------------------------------------------ */
@@ -260,8 +101,8 @@ show_progress(const char *prov, struct geli_reenc *r, uint64_t start,
 		fputc('\n', stderr);
 }
 
-static int
-run(struct opts *o, const char *prov, struct geli_reenc *r)
+int
+reenc_run(const char *prov, struct geli_reenc *r)
 {
 	bool tty = isatty(STDERR_FILENO);
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -304,100 +145,10 @@ run(struct opts *o, const char *prov, struct geli_reenc *r)
 		    "reencrypt %s' again.", prov, geli_strerror(error), prov);
 		return -1;
 	}
-	(void)o;
 	return 0;
 }
 
-/* The backup of the record the provider ends with (-B, as init). */
-static void
-backup_new(struct opts *o, const char *prov, struct geli_metadata *nmd,
-    uint32_t psize)
-{
-	struct msg_args a = { .prov = prov };
-	enum geli_step step;
-	char *file = backup_name(opt_str(o, 'B'), prov, 1);
-	int error;
-
-	if (file == NULL) {
-		req_error("Cannot allocate memory.");
-		return;
-	}
-	if (strcmp(file, "none") != 0) {
-		a.file = file;
-		error = geli_backup_metadata(nmd, psize, file, &step);
-		if (error != 0)
-			req_msg(OP_BACKUP, step, error, &a);
-		else
-			backup_notice(prov, file);
-	}
-	free(file);
-}
-
 /* ---- Start and resume ------------------------------------------------------- */
-
-static void
-start(struct opts *o, const char *prov, struct geli_provider *p,
-    enum geli_reenc_kind kind, struct geli_metadata *md)
-{
-	uint8_t *keys = geli_secure_alloc(2 * GELI_MKEY_DATALEN +
-	    GELI_USERKEYLEN);
-	uint8_t *oldmk = keys, *newmk = keys + GELI_MKEY_DATALEN;
-	uint8_t *ukey = keys + 2 * GELI_MKEY_DATALEN, uuid[16];
-	struct geli_metadata nmd;
-	struct geli_reenc *r = NULL;
-	char pbuf[4096], jpath[4200];
-	const char *path = prov_path(prov, pbuf, sizeof(pbuf));
-	int slot = 0, error;
-
-	memset(&nmd, 0, sizeof(nmd));
-	if (keys == NULL) {
-		req_error("Cannot allocate memory.");
-		return;
-	}
-	if (kind == GELI_REENC_ENCRYPT) {
-		if (encrypt_record(o, prov, path, p, &nmd) != 0 ||
-		    new_slots(o, &nmd, newmk, NULL) != 0)
-			goto out;
-	} else {
-		if (refuse_auth(prov, md) != 0 ||
-		    (kind == GELI_REENC_REKEY &&
-		    rekey_record(o, prov, md, &nmd) != 0) ||
-		    unlock(o, false, p, md, prov, oldmk, &slot,
-		    new_keys_given(o) ? NULL : ukey) != 0)
-			goto out;
-		if (kind == GELI_REENC_REKEY && new_slots(o, &nmd, newmk,
-		    new_keys_given(o) ? NULL : ukey) != 0)
-			goto out;
-	}
-	/* The journal is named after its UUID, which the record names. */
-	if (geli_random(uuid, sizeof(uuid)) != 0) {
-		req_error("Cannot get random bytes.");
-		goto out;
-	}
-	if (journal_of(o, uuid, jpath, sizeof(jpath)) != 0)
-		goto out;
-	error = geli_reenc_start(p, kind, kind == GELI_REENC_ENCRYPT ? NULL : md,
-	    kind == GELI_REENC_ENCRYPT ? NULL : oldmk, slot,
-	    kind == GELI_REENC_DECRYPT ? NULL : &nmd,
-	    kind == GELI_REENC_DECRYPT ? NULL : newmk, uuid, jpath,
-	    (uint32_t)opt_num(o, 'z'), &r);
-	if (error != 0) {
-		req_error("Cannot start the conversion of %s: %s%s.", prov,
-		    error == -GELI_EJOURNALEXISTS ? jpath : "",
-		    error == -GELI_EJOURNALEXISTS ? " exists" :
-		    geli_strerror(error));
-		goto out;
-	}
-	if (verbose)
-		printf("Converting %s (%s); journal %s.\n", prov,
-		    kind_words[kind], jpath);
-	if (run(o, prov, r) == 0 && kind != GELI_REENC_DECRYPT)
-		backup_new(o, prov, &nmd, geli_provider_sectorsize(p));
-out:
-	geli_reenc_free(r);
-	geli_wipe(&nmd, sizeof(nmd));
-	geli_secure_free(keys);
-}
 
 static void
 same_parameters_refused(const char *prov, const struct geli_reenc_info *info)
@@ -409,7 +160,7 @@ same_parameters_refused(const char *prov, const struct geli_reenc_info *info)
 		req_error("Provider %s is being converted to %s %u (%s): a "
 		    "resume takes the same parameters.", prov,
 		    geli_algo_name(info->to.ealgo), (unsigned)info->to.keylen,
-		    kind_words[info->kind]);
+		    reenc_kind_words[info->kind]);
 }
 
 /* Options that set up a conversion: a resume takes the ones it started
@@ -474,7 +225,7 @@ resume(struct opts *o, const char *prov, struct geli_provider *p,
 		    "no journal.", prov);
 		goto out;
 	}
-	if (journal_of(o, uuid, jpath, sizeof(jpath)) != 0)
+	if (reenc_journal_of(o, uuid, jpath, sizeof(jpath)) != 0)
 		goto out;
 	error = geli_reenc_peek(jpath, &info);
 	if (error == 0 && memcmp(info.uuid, uuid, 16) != 0)
@@ -495,7 +246,7 @@ resume(struct opts *o, const char *prov, struct geli_provider *p,
 	if (same_parameters(o, prov, &info) != 0)
 		goto out;
 	/* The key that opens the marked record: for -E the new one. */
-	if (unlock(o, info.kind == GELI_REENC_ENCRYPT && new_keys_given(o),
+	if (reenc_unlock(o, info.kind == GELI_REENC_ENCRYPT && reenc_new_keys_given(o),
 	    p, &umd, prov, mk, NULL, NULL) != 0)
 		goto out;
 	error = geli_reenc_resume(p, md, mk, jpath, &r);
@@ -505,7 +256,7 @@ resume(struct opts *o, const char *prov, struct geli_provider *p,
 		goto out;
 	}
 	/* New key options given again must be the ones the new record has. */
-	if (info.kind == GELI_REENC_REKEY && new_keys_given(o) &&
+	if (info.kind == GELI_REENC_REKEY && reenc_new_keys_given(o) &&
 	    !new_key_opens(o, geli_reenc_new(r))) {
 		if (!req_failed())
 			same_parameters_refused(prov, &info);
@@ -513,9 +264,9 @@ resume(struct opts *o, const char *prov, struct geli_provider *p,
 	}
 	if (verbose)
 		printf("Resuming %s (%s) at %.1f%%; journal %s.\n", prov,
-		    kind_words[info.kind], info.total ? 100.0 *
+		    reenc_kind_words[info.kind], info.total ? 100.0 *
 		    (double)info.done / (double)info.total : 0.0, jpath);
-	(void)run(o, prov, r);
+	(void)reenc_run(prov, r);
 out:
 	geli_reenc_free(r);
 	geli_wipe(&umd, sizeof(umd));
@@ -621,11 +372,11 @@ cmd_reencrypt(struct opts *o, int argc, char **argv)
 	} else if (error == 0 && opt_bool(o, 'E')) {
 		req_error("Provider %s is already a GELI provider.", argv[0]);
 	} else if (error == 0) {
-		start(o, argv[0], p, opt_bool(o, 'D') ? GELI_REENC_DECRYPT :
+		reenc_start(o, argv[0], p, opt_bool(o, 'D') ? GELI_REENC_DECRYPT :
 		    GELI_REENC_REKEY, &md);
 	} else if ((error == -GELI_ENOMAGIC || error == -EINVAL) &&
 	    opt_bool(o, 'E')) {
-		start(o, argv[0], p, GELI_REENC_ENCRYPT, NULL);
+		reenc_start(o, argv[0], p, GELI_REENC_ENCRYPT, NULL);
 	} else {
 		a.version = md.version;
 		req_msg(OP_READ, GELI_STEP_READ, error, &a);

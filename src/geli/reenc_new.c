@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * A new conversion of geli reencrypt (cmd_reencrypt.c has the verb): the
+ * key that opens the provider, the record it goes to with its key slots
+ * (init's rules, or the old user key kept), what -E may take, the start,
+ * and the backup of the new record at the end.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "reenc.h"
+
+/* ---- Keys ------------------------------------------------------------------ */
+
+/* (reenc.h) */
+int
+reenc_unlock(struct opts *o, bool isnew, struct geli_provider *p,
+    const struct geli_metadata *md, const char *prov, uint8_t *mk,
+    int *slot, uint8_t *ukey)
+{
+	struct msg_args a = { .prov = prov };
+	struct geli_keymat km;
+	struct keysrc *ks;
+	int error;
+
+	error = geli_unlock_check(p, md, (int)opt_num(o, 'n'), 0);
+	if (error != 0) {
+		req_msg(OP_ATTACH, GELI_STEP_NONE, error, &a);
+		return -1;
+	}
+	if (keysrc_new(o, isnew, &ks) != 0)
+		return -1;
+	if (keysrc_keymat(ks, md, &km) != 0) {
+		keysrc_free(ks);
+		return -1;
+	}
+	error = geli_unlock(p, md, &km, (int)opt_num(o, 'n'), 0, mk, slot);
+	/* The user key again, for new slots that keep it. */
+	if (error == 0 && ukey != NULL)
+		error = geli_ukey_final(km.keyfiles, md, km.passphrase,
+		    km.passlen, ukey);
+	keysrc_free(ks);
+	if (error != 0) {
+		req_msg(OP_ATTACH, GELI_STEP_NONE, error, &a);
+		return -1;
+	}
+	return 0;
+}
+
+bool
+reenc_new_keys_given(struct opts *o)
+{
+	return o->given['J'] || o->given['K'] || o->given['P'];
+}
+
+/*
+ * nmd's slot 0: newmk (random) under the new user key, slot 1 random.  The
+ * new key options make it (init's rules); without them the old user key,
+ * with the old salt and count, so that the same passphrase opens it.
+ */
+static int
+new_slots(struct opts *o, struct geli_metadata *nmd, uint8_t *newmk,
+    const uint8_t *oldukey)
+{
+	uint8_t *ukey = geli_secure_alloc(GELI_USERKEYLEN);
+	struct keysrc *ks = NULL;
+	int error = -1;
+
+	if (ukey == NULL) {
+		req_error("Cannot allocate memory.");
+		return -1;
+	}
+	if (geli_random_key(newmk, GELI_MKEY_DATALEN) != 0 ||
+	    geli_random(nmd->mkeys, sizeof(nmd->mkeys)) != 0) {
+		req_error("Cannot get random bytes.");
+		goto out;
+	}
+	if (oldukey != NULL) {
+		memcpy(ukey, oldukey, GELI_USERKEYLEN);
+	} else {
+		if (geli_random(nmd->salt, sizeof(nmd->salt)) != 0) {
+			req_error("Cannot get random bytes.");
+			goto out;
+		}
+		if (keysrc_new(o, true, &ks) != 0 ||
+		    keysrc_ukey(ks, nmd, ukey) != 0)
+			goto out;
+	}
+	nmd->keys = 0x01;
+	if ((error = geli_mkey_encrypt(nmd->ealgo, nmd->keylen, ukey, newmk,
+	    nmd->mkeys)) != 0)
+		req_error("Cannot encrypt Master Key: %s.", strerror(-error));
+out:
+	keysrc_free(ks);
+	geli_secure_free(ukey);
+	return error == 0 ? 0 : -1;
+}
+
+/* ---- The new record ---------------------------------------------------------- */
+
+static int
+refuse_auth(const char *prov, const struct geli_metadata *md)
+{
+	if (!(md->flags & GELI_FLAG_AUTH))
+		return 0;
+	req_error("Provider %s uses integrity (%s): its sectors cannot be "
+	    "converted in place.", prov, geli_algo_name(md->aalgo));
+	return -1;
+}
+
+/* REKEY: the old record with the version, cipher and key length asked for. */
+static int
+rekey_record(struct opts *o, const char *prov, const struct geli_metadata *md,
+    struct geli_metadata *nmd)
+{
+	*nmd = *md;
+	nmd->version = GELI_VERSION;
+	if (*opt_str(o, 'a') != '\0') {
+		req_error("Integrity cannot be added in place.");
+		return -1;
+	}
+	if (opt_num(o, 's') != 0 && opt_num(o, 's') != md->sectorsize) {
+		req_error("Provider %s has %u-byte sectors: the sector size "
+		    "cannot change in place.", prov, (unsigned)md->sectorsize);
+		return -1;
+	}
+	if (o->given['e'] || o->given['l']) {
+		if (o->given['e'])
+			nmd->ealgo = GELI_ALGO_NONE;
+		if (parse_algorithms(o, PARAMS_INIT, nmd) != 0)
+			return -1;
+	}
+	if (o->given['i'] && !reenc_new_keys_given(o)) {
+		req_error("Option -i needs a new key (-J, -K or -P).");
+		return -1;
+	}
+	if (reenc_new_keys_given(o))
+		nmd->iterations = (int32_t)opt_num(o, 'i');
+	if (opt_bool(o, 'P') && o->given['i']) {
+		req_error("Options -i and -P are mutually exclusive.");
+		return -1;
+	}
+	if (opt_bool(o, 'P'))
+		nmd->iterations = -1;
+	return 0;
+}
+
+/* -E: init's record for this provider, after what is on it was looked at. */
+static int
+encrypt_record(struct opts *o, const char *prov, const char *path,
+    struct geli_provider *p, struct geli_metadata *nmd)
+{
+	uint64_t N = geli_provider_mediasize(p), keep;
+
+	if (init_template(o, nmd) != 0)
+		return -1;
+	if (nmd->flags & GELI_FLAG_AUTH) {
+		req_error("Integrity cannot be added in place.");
+		return -1;
+	}
+	nmd->provsize = N;
+	if (parse_sectorsize(o, PARAMS_INIT, geli_provider_sectorsize(p),
+	    &nmd->sectorsize) != 0)
+		return -1;
+	keep = geli_eli_mediasize(nmd, N, geli_provider_sectorsize(p), false);
+	if (keep == 0) {
+		req_error("Provider %s is too small: %ju bytes.", prov,
+		    (uintmax_t)N);
+		return -1;
+	}
+	return plain_check(prov, path, keep, opt_bool(o, 'f'));
+}
+
+/* The backup of the record the provider ends with (-B, as init). */
+static void
+backup_new(struct opts *o, const char *prov, struct geli_metadata *nmd,
+    uint32_t psize)
+{
+	struct msg_args a = { .prov = prov };
+	enum geli_step step;
+	char *file = backup_name(opt_str(o, 'B'), prov, 1);
+	int error;
+
+	if (file == NULL) {
+		req_error("Cannot allocate memory.");
+		return;
+	}
+	if (strcmp(file, "none") != 0) {
+		a.file = file;
+		error = geli_backup_metadata(nmd, psize, file, &step);
+		if (error != 0)
+			req_msg(OP_BACKUP, step, error, &a);
+		else
+			backup_notice(prov, file);
+	}
+	free(file);
+}
+
+void
+reenc_start(struct opts *o, const char *prov, struct geli_provider *p,
+    enum geli_reenc_kind kind, struct geli_metadata *md)
+{
+	uint8_t *keys = geli_secure_alloc(2 * GELI_MKEY_DATALEN +
+	    GELI_USERKEYLEN);
+	uint8_t *oldmk = keys, *newmk = keys + GELI_MKEY_DATALEN;
+	uint8_t *ukey = keys + 2 * GELI_MKEY_DATALEN, uuid[16];
+	struct geli_metadata nmd;
+	struct geli_reenc *r = NULL;
+	char pbuf[4096], jpath[4200];
+	const char *path = prov_path(prov, pbuf, sizeof(pbuf));
+	int slot = 0, error;
+
+	memset(&nmd, 0, sizeof(nmd));
+	if (keys == NULL) {
+		req_error("Cannot allocate memory.");
+		return;
+	}
+	if (kind == GELI_REENC_ENCRYPT) {
+		if (encrypt_record(o, prov, path, p, &nmd) != 0 ||
+		    new_slots(o, &nmd, newmk, NULL) != 0)
+			goto out;
+	} else {
+		if (refuse_auth(prov, md) != 0 ||
+		    (kind == GELI_REENC_REKEY &&
+		    rekey_record(o, prov, md, &nmd) != 0) ||
+		    reenc_unlock(o, false, p, md, prov, oldmk, &slot,
+		    reenc_new_keys_given(o) ? NULL : ukey) != 0)
+			goto out;
+		if (kind == GELI_REENC_REKEY && new_slots(o, &nmd, newmk,
+		    reenc_new_keys_given(o) ? NULL : ukey) != 0)
+			goto out;
+	}
+	/* The journal is named after its UUID, which the record names. */
+	if (geli_random(uuid, sizeof(uuid)) != 0) {
+		req_error("Cannot get random bytes.");
+		goto out;
+	}
+	if (reenc_journal_of(o, uuid, jpath, sizeof(jpath)) != 0)
+		goto out;
+	error = geli_reenc_start(p, kind, kind == GELI_REENC_ENCRYPT ? NULL : md,
+	    kind == GELI_REENC_ENCRYPT ? NULL : oldmk, slot,
+	    kind == GELI_REENC_DECRYPT ? NULL : &nmd,
+	    kind == GELI_REENC_DECRYPT ? NULL : newmk, uuid, jpath,
+	    (uint32_t)opt_num(o, 'z'), &r);
+	if (error != 0) {
+		req_error("Cannot start the conversion of %s: %s%s.", prov,
+		    error == -GELI_EJOURNALEXISTS ? jpath : "",
+		    error == -GELI_EJOURNALEXISTS ? " exists" :
+		    geli_strerror(error));
+		goto out;
+	}
+	if (verbose)
+		printf("Converting %s (%s); journal %s.\n", prov,
+		    reenc_kind_words[kind], jpath);
+	if (reenc_run(prov, r) == 0 && kind != GELI_REENC_DECRYPT)
+		backup_new(o, prov, &nmd, geli_provider_sectorsize(p));
+out:
+	geli_reenc_free(r);
+	geli_wipe(&nmd, sizeof(nmd));
+	geli_secure_free(keys);
+}
+

@@ -795,6 +795,19 @@ GELI_API const struct geli_metadata *geli_reenc_new(const struct geli_reenc *r);
  * when decrypting; in order otherwise. */
 GELI_API void geli_reenc_chunk(const struct geli_reenc *r, uint64_t k,
     uint64_t *off, uint64_t *len);
+/* Chunk k's position in that order for the chunk at byte off of the data
+ * area, and whether it is converted already (its position below done). */
+GELI_API bool geli_reenc_converted(const struct geli_reenc *r, uint64_t off);
+/*
+ * For a conversion beside I/O to the same provider (an attached one): each
+ * step calls lock(arg, off, len) before it reads chunk [off, off+len) of
+ * the data area and unlock(arg, off, len) once the chunk is written and
+ * DONE, and no chunk is read ahead.  The caller keeps other I/O out of a
+ * locked chunk and sends I/O to a converted chunk to the new record's keys.
+ */
+typedef void (*geli_reenc_lock_fn)(void *arg, uint64_t off, uint64_t len);
+GELI_API void geli_reenc_set_locks(struct geli_reenc *r,
+    geli_reenc_lock_fn lock, geli_reenc_lock_fn unlock, void *arg);
 /* Chunks done and in all; bytes of the data area. */
 GELI_API void geli_reenc_progress(const struct geli_reenc *r, uint64_t *done,
     uint64_t *total, uint64_t *bytes);

@@ -123,16 +123,27 @@ setup(struct geli_reenc *r)
 	return 0;
 }
 
+/* Chunks [0, *lo) and [*hi, n) hold the first and last EDGE bytes. */
+static void
+edges(const struct geli_reenc *r, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t n = r->nchunks, e = (GELI_REENC_EDGE + r->hotzone - 1) /
+	    r->hotzone;
+
+	*lo = e < n ? e : n;
+	*hi = r->bytes > GELI_REENC_EDGE ? (r->bytes - GELI_REENC_EDGE) /
+	    r->hotzone : 0;
+	if (*hi < *lo)
+		*hi = *lo;
+}
+
 void
 geli_reenc_chunk(const struct geli_reenc *r, uint64_t k, uint64_t *off,
     uint64_t *len)
 {
-	uint64_t edge = (GELI_REENC_EDGE + r->hotzone - 1) / r->hotzone;
 	uint64_t n = r->nchunks, lo, hi, c;
 
-	/* Chunks [0, lo) and [hi, n) hold the first and last EDGE bytes. */
-	lo = edge < n ? edge : n;
-	hi = n > lo + edge ? n - edge : lo;
+	edges(r, &lo, &hi);
 	if (r->kind == GELI_REENC_ENCRYPT)	/* edges, then the middle */
 		c = k < lo ? k : k < lo + (n - hi) ? hi + (k - lo) :
 		    lo + (k - lo - (n - hi));
@@ -142,6 +153,34 @@ geli_reenc_chunk(const struct geli_reenc *r, uint64_t k, uint64_t *off,
 		c = k;
 	*off = c * r->hotzone;
 	*len = r->bytes - *off < r->hotzone ? r->bytes - *off : r->hotzone;
+}
+
+bool
+geli_reenc_converted(const struct geli_reenc *r, uint64_t off)
+{
+	uint64_t n = r->nchunks, c = off / r->hotzone, lo, hi, pos;
+
+	if (off >= r->bytes)
+		return false;
+	/* geli_reenc_chunk's order, read backwards. */
+	edges(r, &lo, &hi);
+	if (r->kind == GELI_REENC_ENCRYPT)
+		pos = c < lo ? c : c >= hi ? lo + (c - hi) : lo + (n - hi) + (c - lo);
+	else if (r->kind == GELI_REENC_DECRYPT)
+		pos = c >= lo && c < hi ? c - lo : c < lo ? (hi - lo) + c : c;
+	else
+		pos = c;
+	return pos < r->done;
+}
+
+void
+geli_reenc_set_locks(struct geli_reenc *r, geli_reenc_lock_fn lock,
+    geli_reenc_lock_fn unlock, void *arg)
+{
+	reenc_quiesce(r);
+	r->lock = lock;
+	r->unlock = unlock;
+	r->lockarg = arg;
 }
 
 /* ---- Start ---------------------------------------------------------------------- */

@@ -30,6 +30,9 @@ struct geli_reenc {
 	struct prepared pre[2], *next;
 	pthread_t helper;
 	bool helping;
+	/* Beside other I/O (geli_reenc_set_locks): no helper. */
+	geli_reenc_lock_fn lock, unlock;
+	void *lockarg;
 };
 
 /* The helper stopped (its chunk, if any, left unused). */

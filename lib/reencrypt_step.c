@@ -86,18 +86,23 @@ geli_reenc_step(struct geli_reenc *r)
 
 	if (k >= r->nchunks)
 		return 0;
-	/* The helper's chunk, or this one prepared now. */
+	/* The helper's chunk, or this one prepared now (under its lock
+	 * beside other I/O, held until it is DONE). */
 	if (r->helping) {
 		reenc_quiesce(r);
 	} else {
 		p->k = k;
+		if (r->lock != NULL) {
+			geli_reenc_chunk(r, k, &p->off, &p->len);
+			r->lock(r->lockarg, p->off, p->len);
+		}
 		prepare(r, p);
 	}
 	if (p->k != k)
-		return -EINVAL;
-	if ((error = p->error) != 0)
-		return error;
-	if (k + 1 < r->nchunks) {
+		error = -EINVAL;
+	else
+		error = p->error;
+	if (error == 0 && k + 1 < r->nchunks && r->lock == NULL) {
 		r->next = &r->pre[(k + 1) % 2];
 		r->next->k = k + 1;
 		r->helping = pthread_create(&r->helper, NULL, helper_main, r) == 0;
@@ -105,8 +110,9 @@ geli_reenc_step(struct geli_reenc *r)
 	/* The new bytes kept, then promised; only then the provider.  The
 	 * record is sealed here, beside the helper's conversion (they take
 	 * about as long). */
-	error = journal_seal_hotzone(&r->j, k, p->off, p->buf,
-	    (uint32_t)p->len, p->head);
+	if (error == 0)
+		error = journal_seal_hotzone(&r->j, k, p->off, p->buf,
+		    (uint32_t)p->len, p->head);
 	if (error == 0)
 		error = journal_put_hotzone(&r->j, k, p->head, p->buf,
 		    (uint32_t)p->len);
@@ -119,11 +125,14 @@ geli_reenc_step(struct geli_reenc *r)
 	/* Synced with the next step's hotzone record, or by finish. */
 	if (error == 0)
 		error = journal_set_progress(&r->j, JSTATE_DONE, k, false);
+	if (error == 0)
+		r->done = k + 1;
+	if (r->lock != NULL)
+		r->unlock(r->lockarg, p->off, p->len);
 	if (error != 0) {
 		reenc_quiesce(r);
 		return error;
 	}
-	r->done = k + 1;
 	return 1;
 }
 

@@ -14,7 +14,7 @@
 
 /* ---- Keys ------------------------------------------------------------------ */
 
-/* (reenc.h) */
+/* See reenc.h. */
 int
 reenc_unlock(struct opts *o, bool isnew, struct geli_provider *p,
     const struct geli_metadata *md, const char *prov, uint8_t *mk,

@@ -404,9 +404,17 @@ journal_get_hotzone(struct journal *j, uint64_t chunk, uint64_t off,
 int
 journal_remove(struct journal *j)
 {
+	static const uint8_t zeros[65536];
 	int error = 0;
 
-	if (j->path != NULL) {
+	/* The hotzones overwritten first: a decryption's hold plaintext,
+	 * which has no business on the journal's disk once it is done. */
+	for (off_t off = JOURNAL_DATA; j->fd >= 0 && error == 0 &&
+	    off < JOURNAL_DATA + 2 * (off_t)j->h.hotzone; off += sizeof(zeros))
+		error = pwrite_all(j->fd, zeros, sizeof(zeros), off);
+	if (error == 0 && j->fd >= 0 && fsync(j->fd) != 0)
+		error = -errno;
+	if (error == 0 && j->path != NULL) {
 		if (unlink(j->path) != 0)
 			error = -errno;
 		else

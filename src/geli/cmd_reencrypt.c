@@ -7,6 +7,7 @@
  * progress on a terminal, and the resume with its checks.  What a new
  * conversion goes to, and its keys: reenc_new.c.
  */
+#include <fcntl.h>
 #include <linux/fs.h>
 #include <signal.h>
 #include <stdio.h>
@@ -286,6 +287,26 @@ same_record(const struct geli_metadata *a, const struct geli_metadata *b)
 	return same;
 }
 
+/* A file of nothing but zeros (none at all included), of 64 KiB at most. */
+static bool
+empty_file(const char *path)
+{
+	uint8_t b[65536];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	n = read(fd, b, sizeof(b));
+	if (n >= 0 && (size_t)n == sizeof(b) && read(fd, b, 1) != 0)
+		n = -1;		/* larger */
+	close(fd);
+	for (ssize_t i = 0; i < n; i++)
+		if (b[i] != 0)
+			return false;
+	return n >= 0;
+}
+
 /*
  * -F names a journal that is there while the provider (record cur, NULL
  * when it holds none) is not being converted: the journal of a conversion
@@ -301,8 +322,14 @@ journal_left(const char *prov, struct geli_provider *p,
 	uint64_t N = geli_provider_mediasize(p);
 	bool ended, unused;
 
-	if (geli_reenc_peek(jpath, &info) != 0)
+	if (geli_reenc_peek(jpath, &info) != 0) {
+		/* Made, and the power went before its header was written. */
+		if (!empty_file(jpath) || unlink(jpath) != 0)
+			return 0;
+		warnmsg("The journal %s had not been used on %s: replaced.",
+		    jpath, prov);
 		return 0;
+	}
 	ended = info.kind == GELI_REENC_DECRYPT ? cur == NULL &&
 	    info.done == info.total && info.from.provsize == N :
 	    cur != NULL && same_record(cur, &info.to);

@@ -198,6 +198,12 @@ else
 fi
 
 # ---- Interrupted: marked, shown, refused, resumed -------------------------------------
+# In a directory of /dev/shm of this test's own (removed at the end): the
+# conversions of 64 MiB sync often, and 4 KiB hotzones make them last long
+# enough to be interrupted.
+W=$(mktemp -d /dev/shm/geli-test.reencrypt.XXXXXX)
+on_exit "rm -rf '$W'"
+export GELI_STATE_DIR=$W/state
 # interrupt PROV CMD...: CMD in the background, SIGINT once PROV is marked;
 # its status in $rc, its stderr in $T/int.err.
 interrupt() {
@@ -210,51 +216,51 @@ interrupt() {
 	done
 	kill -INT "$pid"; wait "$pid"; rc=$?
 }
-ext2 "$T/s.img" 64M 60M
-"$GELI" reencrypt -E -J "$T/pass" -i 1000 $Z "$T/s.img"
-interrupt "$T/s.img" "$GELI" reencrypt -j "$T/pass" -z 65536 $Z "$T/s.img"
+ext2 "$W/s.img" 64M 60M
+"$GELI" reencrypt -E -J "$T/pass" -i 1000 $Z "$W/s.img"
+interrupt "$W/s.img" "$GELI" reencrypt -j "$T/pass" -z 4096 $Z "$W/s.img"
 check "SIGINT: status 1, and how to go on" \
-	eval 'test $rc = 1 && grep -q "^geli: Conversion of $T/s.img stopped at [0-9.]*%: run .geli reencrypt $T/s.img. again to resume.$" "$T/int.err"'
+	eval 'test $rc = 1 && grep -q "^geli: Conversion of $W/s.img stopped at [0-9.]*%: run .geli reencrypt $W/s.img. again to resume.$" "$T/int.err"'
 check "dump: the record is marked, with the journal's progress" \
-	eval '"$GELI" dump "$T/s.img" | grep -q "^   version: 7 (being converted)$" && "$GELI" dump "$T/s.img" | grep -Eq "^  progress: a new Master Key, [0-9]+ of 1024 hotzones done"'
+	eval '"$GELI" dump "$W/s.img" | grep -q "^   version: 7 (being converted)$" && "$GELI" dump "$W/s.img" | grep -Eq "^  progress: a new Master Key, [0-9]+ of 16384 hotzones done"'
 check "the version on disk is one FreeBSD and GRUB refuse (above 7)" \
-	test "$(od -An -tu4 -j $((64 * 1048576 - 512 + 16)) -N4 "$T/s.img" | tr -d ' ')" -gt 7
-run "$GELI" attach -j "$T/pass" "$T/s.img"
+	test "$(od -An -tu4 -j $((64 * 1048576 - 512 + 16)) -N4 "$W/s.img" | tr -d ' ')" -gt 7
+run "$GELI" attach -j "$T/pass" "$W/s.img"
 check "attach refuses a provider being converted" \
-	eval 'test $rc = 1 && test "$(head -1 "$T/err")" = "geli: Provider $T/s.img is being converted: run '"'"'geli reencrypt $T/s.img'"'"' to finish."' 
-J=$(ls "$T"/state/reencrypt/*.journal)
+	eval 'test $rc = 1 && test "$(head -1 "$T/err")" = "geli: Provider $W/s.img is being converted: run '"'"'geli reencrypt $W/s.img'"'"' to finish."' 
+J=$(ls "$W"/state/reencrypt/*.journal)
 expect_err "a resume with another cipher is refused, nothing changed" \
-	"geli: Provider $T/s.img is being converted to AES-XTS 128 (a new Master Key): a resume takes the same parameters." \
-	--same "$T/s.img" --same "$J" -- "$GELI" reencrypt -j "$T/pass" -e camellia-cbc $Z "$T/s.img"
+	"geli: Provider $W/s.img is being converted to AES-XTS 128 (a new Master Key): a resume takes the same parameters." \
+	--same "$W/s.img" --same "$J" -- "$GELI" reencrypt -j "$T/pass" -e camellia-cbc $Z "$W/s.img"
 expect_err "a resume as -D is refused" \
-	"geli: Provider $T/s.img is being converted to AES-XTS 128 (a new Master Key): a resume takes the same parameters." \
-	--same "$T/s.img" --same "$J" -- "$GELI" reencrypt -D -j "$T/pass" $Z "$T/s.img"
-ext2 "$T/q.img" 64M 60M
-"$GELI" reencrypt -E -J "$T/pass" -i 1000 $Z "$T/q.img"
-interrupt "$T/q.img" "$GELI" reencrypt -j "$T/pass" -J "$T/pass2" -i 1000 -z 65536 $Z -F "$T/q.journal" "$T/q.img"
+	"geli: Provider $W/s.img is being converted to AES-XTS 128 (a new Master Key): a resume takes the same parameters." \
+	--same "$W/s.img" --same "$J" -- "$GELI" reencrypt -D -j "$T/pass" $Z "$W/s.img"
+ext2 "$W/q.img" 64M 60M
+"$GELI" reencrypt -E -J "$T/pass" -i 1000 $Z "$W/q.img"
+interrupt "$W/q.img" "$GELI" reencrypt -j "$T/pass" -J "$T/pass2" -i 1000 -z 4096 $Z -F "$W/q.journal" "$W/q.img"
 expect_err "a resume with another new passphrase is refused" \
-	"geli: Provider $T/q.img is being converted to AES-XTS 128 (a new Master Key): a resume takes the same parameters." \
-	-- "$GELI" reencrypt -j "$T/pass" -J "$T/wrong" $Z -F "$T/q.journal" "$T/q.img"
+	"geli: Provider $W/q.img is being converted to AES-XTS 128 (a new Master Key): a resume takes the same parameters." \
+	-- "$GELI" reencrypt -j "$T/pass" -J "$T/wrong" $Z -F "$W/q.journal" "$W/q.img"
 expect_ok "a resume with the same new passphrase ends" \
-	"$GELI" reencrypt -j "$T/pass" -J "$T/pass2" $Z -F "$T/q.journal" "$T/q.img"
-check "and the new passphrase opens it, the files intact" eli_files_ok "$T/q.img" -j "$T/pass2"
+	"$GELI" reencrypt -j "$T/pass" -J "$T/pass2" $Z -F "$W/q.journal" "$W/q.img"
+check "and the new passphrase opens it, the files intact" eli_files_ok "$W/q.img" -j "$T/pass2"
 cp "$J" "$T/j.good"
 printf 'X' | dd of="$J" bs=1 seek=1300 conv=notrunc status=none
 expect_err "a tampered journal is refused, nothing changed" \
-	"geli: Cannot resume the conversion of $T/s.img with $J: Journal fails authentication." \
-	--same "$T/s.img" -- "$GELI" reencrypt -j "$T/pass" $Z "$T/s.img"
+	"geli: Cannot resume the conversion of $W/s.img with $J: Journal fails authentication." \
+	--same "$W/s.img" -- "$GELI" reencrypt -j "$T/pass" $Z "$W/s.img"
 mv "$J" "$T/j.moved"
 expect_err "a lost journal is reported with what to do" \
-	"geli: The journal of the conversion of $T/s.img is missing ($J): only it says how far the conversion went (and holds a new Master Key), and without it the conversion can neither go on nor be undone. Name it with -F if it is elsewhere." \
-	--same "$T/s.img" -- "$GELI" reencrypt -j "$T/pass" $Z "$T/s.img"
-ext2 "$T/o.img" 64M 60M
-interrupt "$T/o.img" "$GELI" reencrypt -E -J "$T/pass" -i 1000 -z 65536 $Z -F "$T/o.journal" "$T/o.img"
+	"geli: The journal of the conversion of $W/s.img is missing ($J): only it says how far the conversion went (and holds a new Master Key), and without it the conversion can neither go on nor be undone. Name it with -F if it is elsewhere." \
+	--same "$W/s.img" -- "$GELI" reencrypt -j "$T/pass" $Z "$W/s.img"
+ext2 "$W/o.img" 64M 60M
+interrupt "$W/o.img" "$GELI" reencrypt -E -J "$T/pass" -i 1000 -z 4096 $Z -F "$W/o.journal" "$W/o.img"
 expect_err "another provider's journal is refused" \
-	"geli: Cannot use the journal $T/o.journal of $T/s.img: Not the journal of this provider." \
-	--same "$T/s.img" -- "$GELI" reencrypt -j "$T/pass" -F "$T/o.journal" $Z "$T/s.img"
+	"geli: Cannot use the journal $W/o.journal of $W/s.img: Not the journal of this provider." \
+	--same "$W/s.img" -- "$GELI" reencrypt -j "$T/pass" -F "$W/o.journal" $Z "$W/s.img"
 mv "$T/j.good" "$J"
-expect_ok "the same command resumes and ends" "$GELI" reencrypt -j "$T/pass" $Z "$T/s.img"
-check "resumed: the files intact" eli_files_ok "$T/s.img" -j "$T/pass"
+expect_ok "the same command resumes and ends" "$GELI" reencrypt -j "$T/pass" $Z "$W/s.img"
+check "resumed: the files intact" eli_files_ok "$W/s.img" -j "$T/pass"
 check "resumed: the journal is gone" test ! -e "$J"
 
 # ---- What a scanner sees half-way (edges last when decrypting, first when
@@ -262,18 +268,18 @@ check "resumed: the journal is gone" test ! -e "$J"
 seen=0 stops=0
 for i in 1 2 3 4 5 6; do
 	for mode in "-D -j $T/pass" "-E -J $T/pass -i 1000"; do
-		"$GELI" reencrypt $mode -z 65536 $Z "$T/s.img" 2>/dev/null &
+		"$GELI" reencrypt $mode -z 16384 $Z "$W/s.img" 2>/dev/null &
 		pid=$!
 		sleep "0.$((RANDOM % 4))$((RANDOM % 10))"
 		kill -INT "$pid" 2>/dev/null; wait "$pid"
-		if "$GELI" dump "$T/s.img" 2>/dev/null | grep -Eq "progress: .*, [1-9][0-9]* of"; then
+		if "$GELI" dump "$W/s.img" 2>/dev/null | grep -Eq "progress: .*, [1-9][0-9]* of"; then
 			stops=$((stops + 1))
-			blkid -p "$T/s.img" 2>/dev/null | grep -q 'TYPE=' && seen=$((seen + 1))
+			blkid -p "$W/s.img" 2>/dev/null | grep -q 'TYPE=' && seen=$((seen + 1))
 		fi
-		"$GELI" reencrypt $mode $Z "$T/s.img" >/dev/null 2>&1
+		"$GELI" reencrypt $mode $Z "$W/s.img" >/dev/null 2>&1
 	done
 done
 check "half-way ($stops stops of 12): blkid -p never finds a file system on the raw provider" \
 	test "$seen" = 0 -a "$stops" -ge 3
-check "and the file system is intact after all that" eli_files_ok "$T/s.img" -j "$T/pass"
+check "and the file system is intact after all that" eli_files_ok "$W/s.img" -j "$T/pass"
 done_testing

@@ -446,11 +446,13 @@ geli_reenc_free(struct geli_reenc *r)
 {
 	if (r == NULL)
 		return;
+	/* The helper first: it may be converting the next chunk with the
+	 * volumes (a run stopped by a signal between steps). */
+	reenc_quiesce(r);
 	journal_close(&r->j);
 	geli_volume_close(r->vold);
 	geli_volume_close(r->vnew);
 	geli_secure_free(r->mk);
-	reenc_quiesce(r);
 	for (int i = 0; i < 2; i++) {
 		if (r->pre[i].buf != NULL)
 			geli_wipe(r->pre[i].buf, r->hotzone);

@@ -784,10 +784,9 @@ GELI_API int geli_reenc_resume(struct geli_provider *p,
     struct geli_reenc **out);
 /* The journal UUID a marked record names (md: as decoded); -EINVAL. */
 GELI_API int geli_reenc_uuid(const struct geli_metadata *md, uint8_t uuid[16]);
-/* What a conversion does: its kind, and the records it goes from and to
- * (zeros for the side that has none). */
+/* What a conversion does: its kind, and the record it goes to (zeros for
+ * DECRYPT). */
 GELI_API enum geli_reenc_kind geli_reenc_kind(const struct geli_reenc *r);
-GELI_API const struct geli_metadata *geli_reenc_old(const struct geli_reenc *r);
 GELI_API const struct geli_metadata *geli_reenc_new(const struct geli_reenc *r);
 /* Chunk k of n (order of conversion) covers [*off, *off + *len) of the
  * data area (the decrypted provider's bytes): the first and last

@@ -421,12 +421,6 @@ geli_reenc_kind(const struct geli_reenc *r)
 }
 
 const struct geli_metadata *
-geli_reenc_old(const struct geli_reenc *r)
-{
-	return &r->oldmd;
-}
-
-const struct geli_metadata *
 geli_reenc_new(const struct geli_reenc *r)
 {
 	return &r->newmd;

@@ -23,7 +23,7 @@
 #include "geli.h"
 
 #define CTL_MAX		8192	/* bytes of a packet, either way */
-#define CTL_VERSION	1
+#define CTL_VERSION	2
 
 enum ctl_verb {
 	CTL_STATUS = 1,
@@ -34,13 +34,27 @@ enum ctl_verb {
 	CTL_DELKEY,		/* keyno; flags: CTL_F_ALL, CTL_F_FORCE */
 	CTL_KILL,
 	CTL_CONFIGURE,		/* set, clear: GELI_CONFIGURABLE_FLAGS */
+	CTL_REENCRYPT,		/* reenc: start, go on; CTL_F_PAUSE: pause */
 	CTL_VERB_END
 };
 
 #define CTL_F_FORCE	0x1
 #define CTL_F_LAST	0x2
 #define CTL_F_ALL	0x4
-#define CTL_F_MASK	0x7
+#define CTL_F_PAUSE	0x8
+#define CTL_F_MASK	0xf
+
+/* A conversion to start online (kind != 0), or the one there to go on. */
+struct ctl_reenc {
+	uint32_t kind;		/* 0, GELI_REENC_REKEY or GELI_REENC_DECRYPT */
+	uint32_t hotzone;	/* bytes, 0: the default */
+	uint8_t uuid[16];
+	char journal[1024];	/* absolute */
+	uint16_t mdlen;		/* REKEY: GELI_MD_SIZE, else 0 */
+	uint8_t md[GELI_MD_SIZE];	/* the new record, encoded */
+	uint16_t mklen;		/* REKEY: GELI_MKEY_DATALEN, else 0 */
+	uint8_t mk[GELI_MKEY_DATALEN];	/* its Master Key */
+};
 
 struct ctl_request {
 	uint32_t verb;		/* enum ctl_verb */
@@ -50,6 +64,17 @@ struct ctl_request {
 	uint32_t set, clear;	/* on-disk flags to set and to clear */
 	uint16_t keylen;	/* 0, or GELI_USERKEYLEN for RESUME/SETKEY */
 	uint8_t key[GELI_USERKEYLEN];
+	struct ctl_reenc reenc;	/* REENCRYPT only (keyno: the slot kept) */
+};
+
+/* Where an attached provider's conversion is. */
+enum ctl_reenc_state {
+	CTL_REENC_NONE = 0,
+	CTL_REENC_RUNNING,
+	CTL_REENC_PAUSED,	/* by request, or detach to come */
+	CTL_REENC_FAILED,	/* reenc_error says why; run it again */
+	CTL_REENC_DONE,		/* detach and attach for the new record */
+	CTL_REENC_STATE_END
 };
 
 /* What an attached provider is, for list and status (§9.16). */
@@ -69,6 +94,11 @@ struct ctl_status {
 	uint32_t sectorsize, psize;
 	uint32_t opens, wopens;
 	uint64_t integrity_errors;
+	uint32_t reenc_state;	/* enum ctl_reenc_state */
+	uint32_t reenc_kind;	/* enum geli_reenc_kind, 0 for none */
+	int32_t reenc_error;	/* FAILED: the negative code */
+	uint64_t reenc_done, reenc_total, reenc_bytes;	/* chunks, bytes */
+	char journal[1024];
 };
 
 enum ctl_outcome {

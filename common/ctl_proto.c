@@ -123,10 +123,29 @@ verb_has_key(uint32_t verb)
 	return verb == CTL_RESUME || verb == CTL_SETKEY;
 }
 
+/* A conversion's fields: all there for a new one, none to go on. */
+static bool
+reenc_valid(const struct ctl_request *r)
+{
+	const struct ctl_reenc *e = &r->reenc;
+	bool rekey = e->kind == GELI_REENC_REKEY;
+
+	if (r->verb != CTL_REENCRYPT)
+		return e->kind == 0 && e->mdlen == 0 && e->mklen == 0 &&
+		    e->journal[0] == '\0';
+	if (e->kind == 0)
+		return e->mdlen == 0 && e->mklen == 0 && e->journal[0] == '\0';
+	return (rekey || e->kind == GELI_REENC_DECRYPT) &&
+	    e->journal[0] == '/' && !(r->flags & CTL_F_PAUSE) &&
+	    e->mdlen == (rekey ? GELI_MD_SIZE : 0) &&
+	    e->mklen == (rekey ? GELI_MKEY_DATALEN : 0);
+}
+
 static bool
 request_valid(const struct ctl_request *r)
 {
 	return r->verb >= CTL_STATUS && r->verb < CTL_VERB_END &&
+	    reenc_valid(r) &&
 	    (r->flags & ~CTL_F_MASK) == 0 &&
 	    r->keyno >= -1 && r->keyno < GELI_MAXMKEYS &&
 	    r->iterations >= -1 && r->iterations <= INT32_MAX &&
@@ -160,6 +179,16 @@ ctl_request_encode(const struct ctl_request *r, uint8_t *buf, size_t len)
 	put_u(&c, r->clear, 4);
 	put_u(&c, r->keylen, 2);
 	put(&c, r->key, r->keylen);
+	if (r->verb == CTL_REENCRYPT) {
+		put_u(&c, r->reenc.kind, 4);
+		put_u(&c, r->reenc.hotzone, 4);
+		put(&c, r->reenc.uuid, 16);
+		put_str(&c, r->reenc.journal, sizeof(r->reenc.journal));
+		put_u(&c, r->reenc.mdlen, 2);
+		put(&c, r->reenc.md, r->reenc.mdlen);
+		put_u(&c, r->reenc.mklen, 2);
+		put(&c, r->reenc.mk, r->reenc.mklen);
+	}
 	return finish(&c);
 }
 
@@ -184,6 +213,24 @@ ctl_request_decode(const uint8_t *buf, size_t len, struct ctl_request *r)
 		get(&c, r->key, r->keylen);
 	else
 		c.ok = false;
+	if (c.ok && r->verb == CTL_REENCRYPT) {
+		struct ctl_reenc *e = &r->reenc;
+
+		e->kind = (uint32_t)get_u(&c, 4);
+		e->hotzone = (uint32_t)get_u(&c, 4);
+		get(&c, e->uuid, 16);
+		get_str(&c, e->journal, sizeof(e->journal));
+		e->mdlen = (uint16_t)get_u(&c, 2);
+		if (e->mdlen <= sizeof(e->md))
+			get(&c, e->md, e->mdlen);
+		else
+			c.ok = false;
+		e->mklen = (uint16_t)get_u(&c, 2);
+		if (c.ok && e->mklen <= sizeof(e->mk))
+			get(&c, e->mk, e->mklen);
+		else
+			c.ok = false;
+	}
 	if (!c.ok || c.off != len || !request_valid(r)) {
 		memset(r, 0, sizeof(*r));
 		return -EBADMSG;
@@ -215,6 +262,13 @@ put_status(struct cur *c, const struct ctl_status *s)
 	put_u(c, s->opens, 4);
 	put_u(c, s->wopens, 4);
 	put_u(c, s->integrity_errors, 8);
+	put_u(c, s->reenc_state, 4);
+	put_u(c, s->reenc_kind, 4);
+	put_u(c, (uint32_t)s->reenc_error, 4);
+	put_u(c, s->reenc_done, 8);
+	put_u(c, s->reenc_total, 8);
+	put_u(c, s->reenc_bytes, 8);
+	put_str(c, s->journal, sizeof(s->journal));
 }
 
 static void
@@ -241,7 +295,17 @@ get_status(struct cur *c, struct ctl_status *s)
 	s->opens = (uint32_t)get_u(c, 4);
 	s->wopens = (uint32_t)get_u(c, 4);
 	s->integrity_errors = get_u(c, 8);
-	if (s->usedkey < -1 || s->usedkey >= GELI_MAXMKEYS || s->name[0] == '\0')
+	s->reenc_state = (uint32_t)get_u(c, 4);
+	s->reenc_kind = (uint32_t)get_u(c, 4);
+	s->reenc_error = (int32_t)(uint32_t)get_u(c, 4);
+	s->reenc_done = get_u(c, 8);
+	s->reenc_total = get_u(c, 8);
+	s->reenc_bytes = get_u(c, 8);
+	get_str(c, s->journal, sizeof(s->journal));
+	if (s->usedkey < -1 || s->usedkey >= GELI_MAXMKEYS ||
+	    s->name[0] == '\0' || s->reenc_state >= CTL_REENC_STATE_END ||
+	    s->reenc_kind > GELI_REENC_DECRYPT || s->reenc_error > 0 ||
+	    s->reenc_done > s->reenc_total)
 		c->ok = false;
 }
 

@@ -27,6 +27,7 @@ struct attach_req {
 	bool cached;			/* kernel page cache instead of direct I/O */
 	bool nomap;			/* reads with pread only (GELI_MMAP=0) */
 	unsigned threads;		/* worker threads, 0 = online CPUs */
+	char journal[1024];		/* marked: the conversion's, to go on */
 };
 
 /* How a launch went. */

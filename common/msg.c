@@ -188,6 +188,11 @@ static const struct row rows[] = {
 	  "Provider {name}.eli uses a one-time key.", NULL },
 	{ OP_ANY, ANY_STEP, -MSG_ESUSPENDED,
 	  "Device {name}.eli is suspended.", NULL },
+	/* Online conversions (geli reencrypt; not FreeBSD's). */
+	{ OP_ANY, ANY_STEP, -MSG_ECONVERTING, "Provider {prov} is being "
+	  "converted: let 'geli reencrypt' finish, or detach it, first.", NULL },
+	{ OP_ANY, ANY_STEP, -MSG_ECONVERTED, "Provider {prov} was converted: "
+	  "detach it and attach it again first.", NULL },
 	{ OP_ANY, GELI_STEP_READ, ANY_CODE,
 	  "Cannot read metadata from {prov}: {err}.",
 	  "Cannot read metadata from {prov}." },
@@ -282,4 +287,17 @@ msg_format(char *buf, size_t len, enum msg_op op, enum geli_step step,
 	}
 	buf[n] = '\0';
 	return buf;
+}
+
+const char *
+msg_reenc_kind(unsigned kind)
+{
+	static const char *const words[] = {
+		[GELI_REENC_REKEY] = "a new Master Key",
+		[GELI_REENC_ENCRYPT] = "encryption",
+		[GELI_REENC_DECRYPT] = "decryption",
+	};
+
+	return kind < sizeof(words) / sizeof(words[0]) && words[kind] != NULL ?
+	    words[kind] : "";
 }

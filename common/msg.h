@@ -31,6 +31,8 @@ enum msg_code {
 	MSG_ESUSPENDED,		/* suspended */
 	MSG_ENOTSUSPENDED,	/* resume of a device that is not suspended */
 	MSG_EALREADY,		/* suspend of a suspended device */
+	MSG_ECONVERTING,	/* an online conversion is under way */
+	MSG_ECONVERTED,		/* converted online: the record changed */
 };
 
 /* The words that fill a message's blanks. */
@@ -48,5 +50,9 @@ struct msg_args {
  */
 const char *msg_format(char *buf, size_t len, enum msg_op op,
     enum geli_step step, int code, bool kernel, const struct msg_args *a);
+
+/* What a conversion of this kind (enum geli_reenc_kind) does, in words: "a
+ * new Master Key", "encryption", "decryption"; "" for another value. */
+const char *msg_reenc_kind(unsigned kind);
 
 #endif

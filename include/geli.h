@@ -820,6 +820,44 @@ GELI_API int geli_reenc_step(struct geli_reenc *r);
 GELI_API int geli_reenc_finish(struct geli_reenc *r);
 GELI_API void geli_reenc_free(struct geli_reenc *r);
 
+/*
+ * Online: the conversion of an attached volume while it serves I/O.  v is
+ * the volume of r's provider (the same geli_provider), opened with the old
+ * record's keys (REKEY, DECRYPT; not ENCRYPT).  Takes r (freed by close; an
+ * unfinished journal stays for a resume).  I/O through the online object
+ * goes to v for the chunks not converted yet, and for the converted ones to
+ * the new record's keys (REKEY) or straight to the provider (DECRYPT); a
+ * step holds its chunk against it.  nthreads: the new record's workers.
+ */
+struct geli_online;
+GELI_API int geli_online_open(struct geli_reenc *r, struct geli_volume *v,
+    unsigned nthreads, struct geli_online **out);
+/* geli_volume_read/write/flush's contract.  zero: deallocate is refused
+ * (-EOPNOTSUPP) while the conversion runs. */
+GELI_API ssize_t geli_online_read(struct geli_online *o, void *buf,
+    size_t len, uint64_t off);
+GELI_API ssize_t geli_online_write(struct geli_online *o, const void *buf,
+    size_t len, uint64_t off);
+GELI_API int geli_online_zero(struct geli_online *o, uint64_t off,
+    uint64_t len, bool deallocate);
+GELI_API int geli_online_flush(struct geli_online *o);
+/*
+ * The next chunk converted beside the I/O (geli_reenc_step's values).
+ * After an error the chunk stays held (its I/O fails with -EIO) until a
+ * step succeeds: the next call first does what a resume does (a PREPARED
+ * chunk written again from the journal).  With every chunk done, the
+ * conversion finished (geli_reenc_finish) and 0; from then on all I/O goes
+ * to the new side.
+ */
+GELI_API int geli_online_step(struct geli_online *o);
+GELI_API void geli_online_progress(struct geli_online *o, uint64_t *done,
+    uint64_t *total, uint64_t *bytes);
+GELI_API bool geli_online_finished(struct geli_online *o);
+/* The journal removed, its hotzones zeroed first (after geli_kill: the
+ * conversion can never go on, and a decryption's hotzone is plaintext). */
+GELI_API int geli_online_abandon(struct geli_online *o);
+GELI_API void geli_online_close(struct geli_online *o);
+
 /* A journal's state as its file says, unauthenticated (geli dump). */
 struct geli_reenc_info {
 	enum geli_reenc_kind kind;

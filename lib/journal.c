@@ -103,7 +103,7 @@ header_encode(const struct journal_header *h, uint8_t *b)
 {
 	memset(b, 0, JOURNAL_BLOCK);
 	memcpy(b, MAGIC_HEADER, 16);
-	le32enc(b + 16, 1);
+	le32enc(b + 16, 2);
 	le32enc(b + 20, h->kind);
 	le32enc(b + 24, h->hotzone);
 	le32enc(b + 28, h->psize);
@@ -117,7 +117,7 @@ header_encode(const struct journal_header *h, uint8_t *b)
 static int
 header_decode(struct journal_header *h, const uint8_t *b)
 {
-	if (memcmp(b, MAGIC_HEADER, 16) != 0 || le32dec(b + 16) != 1)
+	if (memcmp(b, MAGIC_HEADER, 16) != 0 || le32dec(b + 16) != 2)
 		return -GELI_EJOURNAL;
 	h->kind = le32dec(b + 20);
 	h->hotzone = le32dec(b + 24);

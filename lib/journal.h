@@ -5,7 +5,7 @@
  *
  *   block 0   the header: what is converted into what
  *       0  16  magic "GELIREENCJOURNAL"    40  16  uuid
- *      16   4  format (1)                  56 512  old record (encoded; zeros)
+ *      16   4  format (2)                  56 512  old record (encoded; zeros)
  *      20   4  kind                       568 512  new record (encoded; zeros)
  *      24   4  hotzone bytes             1080 192  the new Master Key wrapped
  *      28   4  provider sector size                (REKEY; as a key slot)

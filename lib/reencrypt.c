@@ -147,8 +147,10 @@ geli_reenc_chunk(const struct geli_reenc *r, uint64_t k, uint64_t *off,
 	if (r->kind == GELI_REENC_ENCRYPT)	/* edges, then the middle */
 		c = k < lo ? k : k < lo + (n - hi) ? hi + (k - lo) :
 		    lo + (k - lo - (n - hi));
-	else if (r->kind == GELI_REENC_DECRYPT)	/* the middle, then edges */
-		c = k < hi - lo ? lo + k : k < hi ? k - (hi - lo) : k;
+	else if (r->kind == GELI_REENC_DECRYPT)	/* the middle, then the last
+						 * edge, then the first down to 0 */
+		c = k < hi - lo ? lo + k : k < n - lo ? hi + (k - (hi - lo)) :
+		    n - 1 - k;
 	else
 		c = k;
 	*off = c * r->hotzone;
@@ -167,7 +169,7 @@ geli_reenc_converted(const struct geli_reenc *r, uint64_t off)
 	if (r->kind == GELI_REENC_ENCRYPT)
 		pos = c < lo ? c : c >= hi ? lo + (c - hi) : lo + (n - hi) + (c - lo);
 	else if (r->kind == GELI_REENC_DECRYPT)
-		pos = c >= lo && c < hi ? c - lo : c < lo ? (hi - lo) + c : c;
+		pos = c >= lo && c < hi ? c - lo : c >= hi ? c - lo : n - 1 - c;
 	else
 		pos = c;
 	return pos < r->done;
@@ -357,13 +359,29 @@ redo(struct geli_reenc *r, uint64_t k)
 }
 
 int
+reenc_recover(struct geli_reenc *r)
+{
+	enum journal_state state;
+	uint64_t chunk;
+	int error;
+
+	reenc_quiesce(r);
+	if ((error = journal_progress(&r->j, &state, &chunk)) != 0)
+		return error;
+	if (state != JSTATE_NONE && chunk >= r->nchunks)
+		return -GELI_EJOURNALAUTH;
+	if (state == JSTATE_PREPARED && (error = redo(r, chunk)) != 0)
+		return error;
+	r->done = state == JSTATE_NONE ? 0 : chunk + 1;
+	return 0;
+}
+
+int
 geli_reenc_resume(struct geli_provider *p, const struct geli_metadata *md,
     const uint8_t *mk, const char *journal, struct geli_reenc **out)
 {
-	enum journal_state state;
 	uint8_t uuid[16];
 	struct geli_reenc *r;
-	uint64_t chunk;
 	int error;
 
 	if (geli_reenc_uuid(md, uuid) != 0)
@@ -396,15 +414,8 @@ geli_reenc_resume(struct geli_provider *p, const struct geli_metadata *md,
 	error = -GELI_EJOURNAL;
 	if (!header_matches(r, md))
 		goto fail;
-	if ((error = setup(r)) != 0 ||
-	    (error = journal_progress(&r->j, &state, &chunk)) != 0)
+	if ((error = setup(r)) != 0 || (error = reenc_recover(r)) != 0)
 		goto fail;
-	error = -GELI_EJOURNALAUTH;
-	if (state != JSTATE_NONE && chunk >= r->nchunks)
-		goto fail;
-	if (state == JSTATE_PREPARED && (error = redo(r, chunk)) != 0)
-		goto fail;
-	r->done = state == JSTATE_NONE ? 0 : chunk + 1;
 	*out = r;
 	return 0;
 fail:

@@ -37,5 +37,8 @@ struct geli_reenc {
 
 /* The helper stopped (its chunk, if any, left unused). */
 void reenc_quiesce(struct geli_reenc *r);
+/* Where the journal says the conversion is: a PREPARED chunk written again
+ * from it, done set (resume, and a step retried after an error). */
+int reenc_recover(struct geli_reenc *r);
 
 #endif

@@ -29,6 +29,8 @@ teardown(struct dmn *d)
 {
 	int error;
 
+	/* A conversion pauses at the end of its chunk; the journal stays. */
+	dmn_convert_pause(d);
 	if (d->loop.path[0] != '\0') {
 		error = loop_detach(&d->loop);
 		/* -ENXIO: removed under us, and maybe someone else's now. */
@@ -43,6 +45,7 @@ teardown(struct dmn *d)
 		geli_volume_shutdown(d->v);
 	fusefile_stop(d->ff);
 	d->ff = NULL;
+	dmn_convert_close(d);
 	if (d->ctlfd >= 0) {
 		close(d->ctlfd);
 		unlink(d->ctlpath);
@@ -119,6 +122,14 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 	d->log = fopen(d->logpath, "a");
 	d->ctlfd = -1;
 	pthread_mutex_init(&d->lock, NULL);
+	/* A conversion's start waits for the requests in flight, and new
+	 * ones wait for it. */
+	pthread_rwlockattr_t rwa;
+	pthread_rwlockattr_init(&rwa);
+	pthread_rwlockattr_setkind_np(&rwa,
+	    PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&d->iolock, &rwa);
+	pthread_rwlockattr_destroy(&rwa);
 
 	d->mkey = geli_secure_alloc(GELI_MKEY_DATALEN);
 	if (d->mkey == NULL ||
@@ -149,6 +160,7 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		threads = n > 0 ? (unsigned)n : 1;
 	}
+	d->threads = threads;
 	error = geli_volume_open(d->p, md, d->mkey, vflags, threads, &d->v);
 	if (error != 0) {
 		status_msg(stfd, false, "Cannot attach %s: %s.", d->prov,
@@ -162,6 +174,15 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 		_exit(1);
 	}
 	d->flags = geli_metadata_runtime_flags(md) | d->r.flags;
+	/* Attached in the middle of a conversion: it goes on. */
+	if (d->r.journal[0] != '\0') {
+		char msg[1100];
+
+		if (dmn_convert_resume(d, d->r.journal, msg, sizeof(msg)) != 0) {
+			status_msg(stfd, false, "%s", msg);
+			_exit(1);
+		}
+	}
 	d->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 
 	fd = open(d->elipath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);

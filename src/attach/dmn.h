@@ -8,6 +8,7 @@
 #define GELI_DMN_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -32,6 +33,19 @@ struct dmn {
 	unsigned opens, wopens;
 	bool stop;
 	FILE *log;
+	unsigned threads;		/* the volumes' workers */
+
+	/* An online conversion (convert.c).  The .eli file's requests hold
+	 * iolock shared; online is set under it exclusively. */
+	pthread_rwlock_t iolock;
+	struct geli_online *online;
+	pthread_t conv;
+	bool conv_thread;		/* conv to join */
+	atomic_bool conv_stop;
+	uint32_t reenc_state;		/* enum ctl_reenc_state, under lock */
+	int32_t reenc_error;		/* under lock */
+	uint32_t reenc_kind;
+	char journal[1024];
 };
 
 /* A line of the log, as FreeBSD's kernel prints "GEOM_ELI: ..." */
@@ -45,6 +59,25 @@ void dmn_serve(struct dmn *d);
 uint32_t dmn_flags(struct dmn *d);
 /* Is the .eli file, or its loop device, used by anyone but ourselves? */
 bool dmn_busy(struct dmn *d);
+
+/* convert.c: an online conversion. */
+struct ctl_request;
+struct ctl_reply;
+struct ctl_status;
+/* The attached provider is marked: its conversion goes on with journal.
+ * 0, or -errno with msg. */
+int dmn_convert_resume(struct dmn *d, const char *journal, char *msg,
+    size_t len);
+/* CTL_REENCRYPT: start, go on, pause. */
+void dmn_do_reencrypt(struct dmn *d, struct ctl_reply *rp,
+    const struct ctl_request *rq);
+void dmn_convert_status(struct dmn *d, struct ctl_status *s);
+/* -MSG_ECONVERTING or -MSG_ECONVERTED while the record is not the one the
+ * keys in memory open; 0. */
+int dmn_converting(struct dmn *d);
+/* Paused at a chunk's end (detach); closed (after the last request). */
+void dmn_convert_pause(struct dmn *d);
+void dmn_convert_close(struct dmn *d);
 
 /* handlers.c: the control socket. */
 int ctl_listen(struct dmn *d);

@@ -41,7 +41,7 @@ keys_frozen(struct dmn *d)
 		return -MSG_EONETIME;
 	if (geli_volume_suspended(d->v))
 		return -MSG_ESUSPENDED;
-	return 0;
+	return dmn_converting(d);
 }
 
 static void
@@ -74,6 +74,7 @@ do_status(struct dmn *d, struct ctl_reply *rp)
 	s->wopens = d->wopens;
 	pthread_mutex_unlock(&d->lock);
 	s->integrity_errors = geli_volume_integrity_errors(d->v);
+	dmn_convert_status(d, s);
 }
 
 static void
@@ -101,6 +102,11 @@ do_suspend(struct dmn *d, struct ctl_reply *rp)
 {
 	if (d->flags & GELI_FLAG_ONETIME) {
 		fail(d, rp, OP_SUSPEND, GELI_STEP_NONE, -MSG_EONETIME, 0);
+		return;
+	}
+	/* Its keys are the conversion's too. */
+	if (dmn_converting(d) != 0) {
+		fail(d, rp, OP_SUSPEND, GELI_STEP_NONE, dmn_converting(d), 0);
 		return;
 	}
 	if (geli_volume_suspend(d->v) != 0) {
@@ -200,6 +206,11 @@ do_kill(struct dmn *d, struct ctl_reply *rp)
 {
 	int error = 0;
 
+	/* The conversion's journal goes too: nothing could resume it. */
+	dmn_convert_pause(d);
+	if (d->online != NULL && !(d->flags & GELI_FLAG_RO))
+		(void)geli_online_abandon(d->online);
+
 	/* The keys of a read-only provider survive (§9.9). */
 	if (d->flags & GELI_FLAG_RO)
 		dlog(d, "WARNING: Metadata won't be erased on read-only "
@@ -235,6 +246,11 @@ do_configure(struct dmn *d, struct ctl_reply *rp, uint32_t set, uint32_t clear)
 		    strerror(-error));
 	if (d->flags & GELI_FLAG_ONETIME)
 		return;		/* memory only */
+	/* The marked record stays as it is until the conversion ends. */
+	if ((error = dmn_converting(d)) != 0) {
+		fail(d, rp, OP_CONFIGURE, GELI_STEP_NONE, error, 0);
+		return;
+	}
 	/* The on-disk flags, from the metadata re-read from disk. */
 	error = geli_mdstore_read(d->store, &md);
 	if (error != 0) {
@@ -294,6 +310,9 @@ ctl_serve_one(struct dmn *d, int fd)
 		break;
 	case CTL_CONFIGURE:
 		do_configure(d, rp, rq->set, rq->clear);
+		break;
+	case CTL_REENCRYPT:
+		dmn_do_reencrypt(d, rp, rq);
 		break;
 	default:
 		break;

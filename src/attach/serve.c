@@ -63,11 +63,39 @@ log_failed(struct dmn *d, const char *fn, const char *cmd, int error,
 		    len);
 }
 
+/*
+ * The requests go to the volume, or while a conversion runs to its online
+ * object (convert.c), which is published under iolock held exclusively.
+ */
+static ssize_t
+io_read(struct dmn *d, void *buf, size_t len, uint64_t off)
+{
+	ssize_t n;
+
+	pthread_rwlock_rdlock(&d->iolock);
+	n = d->online != NULL ? geli_online_read(d->online, buf, len, off) :
+	    geli_volume_read(d->v, buf, len, off);
+	pthread_rwlock_unlock(&d->iolock);
+	return n;
+}
+
+static ssize_t
+io_write(struct dmn *d, const void *buf, size_t len, uint64_t off)
+{
+	ssize_t n;
+
+	pthread_rwlock_rdlock(&d->iolock);
+	n = d->online != NULL ? geli_online_write(d->online, buf, len, off) :
+	    geli_volume_write(d->v, buf, len, off);
+	pthread_rwlock_unlock(&d->iolock);
+	return n;
+}
+
 static ssize_t
 be_read(void *arg, void *buf, size_t len, uint64_t off)
 {
 	struct dmn *d = arg;
-	ssize_t n = geli_volume_read(d->v, buf, len, off);
+	ssize_t n = io_read(d, buf, len, off);
 
 	if (n == -EBADMSG)
 		dlog(d, "%s.eli: Failed to authenticate %zu bytes of data at "
@@ -81,7 +109,7 @@ static ssize_t
 be_write(void *arg, const void *buf, size_t len, uint64_t off)
 {
 	struct dmn *d = arg;
-	ssize_t n = geli_volume_write(d->v, buf, len, off);
+	ssize_t n = io_write(d, buf, len, off);
 
 	/* Writes past the end and to a read-only device are the caller's;
 	 * a provider that is full is the provider's. */
@@ -106,7 +134,12 @@ static int
 be_zero(void *arg, uint64_t off, uint64_t len, bool deallocate)
 {
 	struct dmn *d = arg;
-	int error = geli_volume_zero(d->v, off, len, deallocate);
+	int error;
+
+	pthread_rwlock_rdlock(&d->iolock);
+	error = d->online != NULL ? geli_online_zero(d->online, off, len,
+	    deallocate) : geli_volume_zero(d->v, off, len, deallocate);
+	pthread_rwlock_unlock(&d->iolock);
 
 	/* Zeros written are a write; a deletion the provider refuses
 	 * (EOPNOTSUPP) or fails is not logged, as FreeBSD does not. */
@@ -202,6 +235,16 @@ check_resize(struct dmn *d)
 
 	if (geli_provider_query_size(d->p, &newn) != 0 || newn <= oldn)
 		return;
+	/* The journal is for this size: a conversion ends first. */
+	if (d->online != NULL) {
+		static uint64_t told;
+		if (told != newn)
+			dlog(d, "%s.eli: The provider grew to %ju bytes; it "
+			    "grows once the conversion is over and it is "
+			    "attached again.", d->name, (uintmax_t)newn);
+		told = newn;
+		return;
+	}
 	if (!(d->flags & GELI_FLAG_ONETIME)) {
 		if (!(d->flags & GELI_FLAG_AUTORESIZE)) {
 			static uint64_t warned;

@@ -110,8 +110,11 @@ int mdsrc_open(struct mdsrc *src, const char *name, bool writable,
  * 1 then (geli dump). */
 int mdsrc_open_marked(struct mdsrc *src, const char *name,
     struct geli_metadata *md);
-/* The same for a provider only (attach, resume): never a backup file. */
+/* The same for a provider only (attach, resume): never a backup file;
+ * marked: a marked record is read too (1). */
 int mdsrc_open_provider(struct mdsrc *src, const char *name, bool writable,
+    struct geli_metadata *md);
+int mdsrc_open_provider_marked(struct mdsrc *src, const char *name,
     struct geli_metadata *md);
 void mdsrc_close(struct mdsrc *src);
 

@@ -88,6 +88,45 @@ out:
 
 /* ---- attach ------------------------------------------------------------------------ */
 
+/*
+ * prov's record md is marked: a conversion goes on in the daemon, with the
+ * journal in its default place, when it is one an attached provider can do
+ * (a new Master Key, decryption).  md becomes the old record the key opens.
+ */
+static int
+attach_marked(struct opts *o, const char *prov, struct attach_req *r)
+{
+	struct msg_args a = { .prov = prov, .version = r->md.version };
+	struct geli_reenc_info info;
+	uint8_t uuid[16];
+	int error;
+
+	if (geli_reenc_uuid(&r->md, uuid) != 0 ||
+	    reenc_journal_path(uuid, false, r->journal, sizeof(r->journal)) != 0) {
+		req_msg(OP_READ, GELI_STEP_READ, -GELI_EINPROGRESS, &a);
+		return -1;
+	}
+	error = geli_reenc_peek(r->journal, &info);
+	if (error == 0 && memcmp(info.uuid, uuid, 16) != 0)
+		error = -GELI_EJOURNAL;
+	if (error == 0 && info.kind == GELI_REENC_ENCRYPT)
+		error = -GELI_EINPROGRESS;
+	geli_wipe(&info, sizeof(info));
+	if (error == -GELI_EINPROGRESS || (error == 0 && opt_bool(o, 'r'))) {
+		req_msg(OP_READ, GELI_STEP_READ, -GELI_EINPROGRESS, &a);
+		return -1;
+	}
+	if (error != 0) {
+		req_error("Provider %s is being converted, and its journal %s "
+		    "cannot be used: %s. Run 'geli reencrypt' on it (with -F "
+		    "if the journal is elsewhere).", prov, r->journal,
+		    geli_strerror(error));
+		return -1;
+	}
+	r->md.version &= 0xffffu;
+	return 0;
+}
+
 static void
 attach_one(struct opts *o, struct keysrc *ks, const char *prov)
 {
@@ -101,8 +140,11 @@ attach_one(struct opts *o, struct keysrc *ks, const char *prov)
 	int error, used;
 
 	memset(&r, 0, sizeof(r));
-	if (mdsrc_open_provider(&src, prov, false, &r.md) != 0)
+	error = mdsrc_open_provider_marked(&src, prov, &r.md);
+	if (error < 0)
 		return;
+	if (error == 1 && attach_marked(o, prov, &r) != 0)
+		goto out;
 	/*
 	 * What the kernel would refuse after the user key was made (or
 	 * could not attach at all), refused before the passphrase is asked:

@@ -17,8 +17,6 @@ print_hex(const char *label, const uint8_t *p, size_t len)
 static void
 conversion_dump(const struct geli_metadata *md)
 {
-	static const char *const kinds[] = { "", "a new Master Key",
-	    "encryption", "decryption" };
 	struct geli_reenc_info info;
 	uint8_t uuid[16];
 	char path[4200];
@@ -37,7 +35,7 @@ conversion_dump(const struct geli_metadata *md)
 		return;
 	}
 	printf("  progress: %s, %ju of %ju hotzones done (%.1f%%)\n",
-	    kinds[info.kind], (uintmax_t)info.done, (uintmax_t)info.total,
+	    msg_reenc_kind(info.kind), (uintmax_t)info.done, (uintmax_t)info.total,
 	    info.total ? 100.0 * (double)info.done / (double)info.total : 0.0);
 }
 

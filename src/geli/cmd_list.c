@@ -46,10 +46,28 @@ flags_string(uint32_t flags, char *buf, size_t len)
 		snprintf(buf, len, "NONE");
 }
 
+/* ACTIVE or SUSPENDED, and during a conversion (not FreeBSD's) how far it
+ * is: "ACTIVE, converting 45.0%". */
 static const char *
-state_name(const struct ctl_status *st)
+state_name(const struct ctl_status *st, char *buf, size_t len)
 {
-	return (st->flags & GELI_FLAG_SUSPEND) ? "SUSPENDED" : "ACTIVE";
+	static const char *const what[] = {
+		[CTL_REENC_RUNNING] = "converting",
+		[CTL_REENC_PAUSED] = "conversion paused at",
+		[CTL_REENC_FAILED] = "conversion failed at",
+		[CTL_REENC_DONE] = "converted",
+	};
+	const char *s = (st->flags & GELI_FLAG_SUSPEND) ? "SUSPENDED" : "ACTIVE";
+
+	if (st->reenc_state == CTL_REENC_NONE)
+		snprintf(buf, len, "%s", s);
+	else if (st->reenc_state == CTL_REENC_DONE)
+		snprintf(buf, len, "%s, %s", s, what[st->reenc_state]);
+	else
+		snprintf(buf, len, "%s, %s %.1f%%", s, what[st->reenc_state],
+		    st->reenc_total ? 100.0 * (double)st->reenc_done /
+		    (double)st->reenc_total : 0.0);
+	return buf;
 }
 
 /* humanize_number(3) as geom list uses it: 512B, 10M, 1.0G. */
@@ -78,8 +96,10 @@ list_one(const struct ctl_status *st)
 	char fl[512], h[32];
 
 	flags_string(st->flags, fl, sizeof(fl));
+	char sb[80];
+
 	printf("Geom name: %s.eli\n", st->name);
-	printf("State: %s\n", state_name(st));
+	printf("State: %s\n", state_name(st, sb, sizeof(sb)));
 	printf("EncryptionAlgorithm: %s\n", geli_algo_name(st->ealgo));
 	printf("KeyLength: %u\n", (unsigned)st->keylen);
 	if (st->flags & GELI_FLAG_AUTH)
@@ -92,6 +112,16 @@ list_one(const struct ctl_status *st)
 	printf("Flags: %s\n", fl);
 	printf("KeysAllocated: %ju\n", (uintmax_t)st->keysallocated);
 	printf("KeysTotal: %ju\n", (uintmax_t)st->keystotal);
+	if (st->reenc_state != CTL_REENC_NONE) {
+		printf("Conversion: %s, %ju of %ju hotzones done\n",
+		    msg_reenc_kind(st->reenc_kind), (uintmax_t)st->reenc_done,
+		    (uintmax_t)st->reenc_total);
+		if (st->reenc_state == CTL_REENC_FAILED)
+			printf("ConversionError: %s\n",
+			    geli_strerror(st->reenc_error));
+		if (st->reenc_state != CTL_REENC_DONE)
+			printf("Journal: %s\n", st->journal);
+	}
 	printf("Providers:\n");
 	printf("1. Name: %s.eli\n", st->name);
 	humanize(st->mediasize, h, sizeof(h));
@@ -175,7 +205,7 @@ cmd_status(struct opts *o, int argc, char **argv)
 {
 	struct ctl_status *st;
 	size_t wn = 4, ws = 6;
-	char **names, full[300];
+	char **names, full[300], sb[80];
 	int n, k;
 
 	n = select_names(argc, argv, &names);
@@ -185,8 +215,8 @@ cmd_status(struct opts *o, int argc, char **argv)
 	for (int i = 0; i < k; i++) {
 		if (strlen(st[i].name) + 4 > wn)
 			wn = strlen(st[i].name) + 4;
-		if (strlen(state_name(&st[i])) > ws)
-			ws = strlen(state_name(&st[i]));
+		if (strlen(state_name(&st[i], sb, sizeof(sb))) > ws)
+			ws = strlen(sb);
 	}
 	if (!opt_bool(o, 's'))
 		printf("%*s  %*s  %s\n", (int)wn, "Name", (int)ws, "Status",
@@ -194,7 +224,7 @@ cmd_status(struct opts *o, int argc, char **argv)
 	for (int i = 0; i < k; i++) {
 		snprintf(full, sizeof(full), "%s.eli", st[i].name);
 		printf("%*s  %*s  %s\n", (int)wn, full, (int)ws,
-		    state_name(&st[i]), st[i].prov);
+		    state_name(&st[i], sb, sizeof(sb)), st[i].prov);
 	}
 	free(st);
 	rundir_names_free(names, n);

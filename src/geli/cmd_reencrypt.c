@@ -20,12 +20,6 @@
 #include "cli.h"
 #include "reenc.h"
 
-const char *const reenc_kind_words[] = {
-	[GELI_REENC_REKEY] = "a new Master Key",
-	[GELI_REENC_ENCRYPT] = "encryption",
-	[GELI_REENC_DECRYPT] = "decryption",
-};
-
 static volatile sig_atomic_t stop_signal;
 
 static void
@@ -67,8 +61,21 @@ reenc_journal_path(const uint8_t uuid[16], bool make, char *buf, size_t len)
 int
 reenc_journal_of(struct opts *o, const uint8_t uuid[16], char *buf, size_t len)
 {
-	if (*opt_str(o, 'F') != '\0') {
-		snprintf(buf, len, "%s", opt_str(o, 'F'));
+	const char *f = opt_str(o, 'F');
+	char cwd[4096];
+
+	/* Absolute: an attached provider's daemon runs in /. */
+	if (*f == '/') {
+		snprintf(buf, len, "%s", f);
+		return 0;
+	}
+	if (*f != '\0') {
+		if (getcwd(cwd, sizeof(cwd)) == NULL) {
+			req_error("Cannot find the current directory: %s.",
+			    strerror(errno));
+			return -1;
+		}
+		snprintf(buf, len, "%s/%s", cwd, f);
 		return 0;
 	}
 	if (reenc_journal_path(uuid, true, buf, len) != 0) {
@@ -80,15 +87,14 @@ reenc_journal_of(struct opts *o, const uint8_t uuid[16], char *buf, size_t len)
 
 /* ---- Running ------------------------------------------------------------------ */
 
+/* Chunks done of total (bytes in all), start of them done at t0. */
 static void
-show_progress(const char *prov, struct geli_reenc *r, uint64_t start,
-    const struct timespec *t0, bool last)
+show_progress(const char *prov, uint64_t done, uint64_t total, uint64_t bytes,
+    uint64_t start, const struct timespec *t0, bool last)
 {
-	uint64_t done, total, bytes;
 	struct timespec t;
 	double secs, rate, left;
 
-	geli_reenc_progress(r, &done, &total, &bytes);
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	secs = (double)(t.tv_sec - t0->tv_sec) + (t.tv_nsec - t0->tv_nsec) / 1e9;
 	rate = secs > 0 ? (double)(done - start) * (double)bytes /
@@ -120,13 +126,14 @@ reenc_run(const char *prov, struct geli_reenc *r)
 	while (!stop_signal && (error = geli_reenc_step(r)) == 1) {
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		if (tty && (t.tv_sec != last.tv_sec)) {
-			show_progress(prov, r, start, &t0, false);
+			geli_reenc_progress(r, &done, &total, &bytes);
+			show_progress(prov, done, total, bytes, start, &t0, false);
 			last = t;
 		}
 	}
-	if (tty)
-		show_progress(prov, r, start, &t0, true);
 	geli_reenc_progress(r, &done, &total, &bytes);
+	if (tty)
+		show_progress(prov, done, total, bytes, start, &t0, true);
 	if (error < 0) {
 		geli_reenc_chunk(r, done, &off, &len);
 		req_error("Cannot convert %s at byte %ju: %s. Run 'geli "
@@ -149,6 +156,65 @@ reenc_run(const char *prov, struct geli_reenc *r)
 	return 0;
 }
 
+/* An attached provider's conversion, which its daemon runs, followed to the
+ * end; SIGINT, SIGTERM, SIGHUP pause it. */
+int
+reenc_wait(const char *prov, const char *name)
+{
+	bool tty = isatty(STDERR_FILENO);
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct ctl_request rq;
+	struct ctl_reply rp;
+	struct ctl_status st;
+	struct timespec t0, t, pause = { 0, 100 * 1000 * 1000 };
+	uint64_t start = UINT64_MAX;
+	time_t shown = 0;
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		if (ctl_status(name, &st) != 0) {
+			req_error("Provider %s was detached during its "
+			    "conversion: attach it again, and it goes on.",
+			    prov);
+			return -1;
+		}
+		if (start == UINT64_MAX)
+			start = st.reenc_done;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (tty && (t.tv_sec != shown ||
+		    st.reenc_state != CTL_REENC_RUNNING)) {
+			show_progress(prov, st.reenc_done, st.reenc_total,
+			    st.reenc_bytes, start, &t0,
+			    st.reenc_state != CTL_REENC_RUNNING || stop_signal);
+			shown = t.tv_sec;
+		}
+		if (st.reenc_state != CTL_REENC_RUNNING || stop_signal)
+			break;
+		nanosleep(&pause, NULL);
+	}
+	if (st.reenc_state == CTL_REENC_DONE)
+		return 0;
+	if (st.reenc_state == CTL_REENC_FAILED) {
+		req_error("Cannot convert %s: %s. Run 'geli reencrypt %s' "
+		    "again to go on.", prov, geli_strerror(st.reenc_error),
+		    prov);
+		return -1;
+	}
+	if (stop_signal) {
+		ctl_request_init(&rq, CTL_REENCRYPT);
+		rq.flags = CTL_F_PAUSE;
+		if (ctl_call(name, &rq, &rp) == 0 && rp.code == 0)
+			(void)ctl_status(name, &st);
+	}
+	req_error("Conversion of %s paused at %.1f%%: run 'geli reencrypt %s' "
+	    "again to go on.", prov, st.reenc_total ? 100.0 *
+	    (double)st.reenc_done / (double)st.reenc_total : 0.0, prov);
+	return -1;
+}
+
 /* ---- Start and resume ------------------------------------------------------- */
 
 static void
@@ -161,7 +227,7 @@ same_parameters_refused(const char *prov, const struct geli_reenc_info *info)
 		req_error("Provider %s is being converted to %s %u (%s): a "
 		    "resume takes the same parameters.", prov,
 		    geli_algo_name(info->to.ealgo), (unsigned)info->to.keylen,
-		    reenc_kind_words[info->kind]);
+		    msg_reenc_kind(info->kind));
 }
 
 /* Options that set up a conversion: a resume takes the ones it started
@@ -265,7 +331,7 @@ resume(struct opts *o, const char *prov, struct geli_provider *p,
 	}
 	if (verbose)
 		printf("Resuming %s (%s) at %.1f%%; journal %s.\n", prov,
-		    reenc_kind_words[info.kind], info.total ? 100.0 *
+		    msg_reenc_kind(info.kind), info.total ? 100.0 *
 		    (double)info.done / (double)info.total : 0.0, jpath);
 	(void)reenc_run(prov, r);
 out:
@@ -350,6 +416,60 @@ journal_left(const char *prov, struct geli_provider *p,
 	return ended ? 1 : 0;
 }
 
+/* An attached provider: its daemon converts it (docs/reencrypt.md,
+ * "Online"); the command starts or resumes, then follows. */
+static void
+online(struct opts *o, const char *prov, const char *name)
+{
+	struct geli_provider *p = NULL;
+	struct geli_reenc_info info;
+	struct geli_metadata md;
+	struct ctl_request rq;
+	struct ctl_reply rp;
+	struct ctl_status st;
+	char path[4096];
+	int error;
+
+	if (opt_bool(o, 'E')) {
+		req_error("Provider %s is already a GELI provider.", prov);
+		return;
+	}
+	/* Read only: the daemon holds it exclusively. */
+	error = geli_provider_open(prov_path(prov, path, sizeof(path)), false,
+	    &p);
+	if (error == 0)
+		error = geli_provider_read_metadata(p, &md);
+	if (error == 0) {
+		reenc_start(o, prov, p, opt_bool(o, 'D') ? GELI_REENC_DECRYPT :
+		    GELI_REENC_REKEY, &md, name);
+	} else if (error == -GELI_EINPROGRESS) {
+		/* Under way, paused or failed: it goes on, as it started. */
+		if (ctl_status(name, &st) != 0 ||
+		    st.reenc_state == CTL_REENC_NONE) {
+			req_error("Provider %s is being converted, but not by "
+			    "the daemon of %s.eli: detach it, then run 'geli "
+			    "reencrypt %s'.", prov, name, prov);
+		} else if (geli_reenc_peek(st.journal, &info) != 0 ||
+		    same_parameters(o, prov, &info) == 0) {
+			ctl_request_init(&rq, CTL_REENCRYPT);
+			if (ctl_call(name, &rq, &rp) != 0)
+				req_error("Cannot reach the daemon of %s.eli.",
+				    name);
+			else if (rp.code != 0)
+				req_error("%s", rp.message);
+			else
+				(void)reenc_wait(prov, name);
+		}
+		geli_wipe(&info, sizeof(info));
+	} else {
+		struct msg_args a = { .prov = prov, .version = md.version };
+
+		req_msg(OP_READ, GELI_STEP_READ, error, &a);
+	}
+	geli_wipe(&md, sizeof(md));
+	geli_provider_close(p);
+}
+
 void
 cmd_reencrypt(struct opts *o, int argc, char **argv)
 {
@@ -372,8 +492,7 @@ cmd_reencrypt(struct opts *o, int argc, char **argv)
 		return;
 	}
 	if (attached_name(argv[0], name, sizeof(name))) {
-		req_error("Provider %s is attached as %s.eli: detach it first.",
-		    argv[0], name);
+		online(o, argv[0], name);
 		return;
 	}
 	error = geli_provider_open_exclusive(prov_path(argv[0], path,
@@ -400,10 +519,10 @@ cmd_reencrypt(struct opts *o, int argc, char **argv)
 		req_error("Provider %s is already a GELI provider.", argv[0]);
 	} else if (error == 0) {
 		reenc_start(o, argv[0], p, opt_bool(o, 'D') ? GELI_REENC_DECRYPT :
-		    GELI_REENC_REKEY, &md);
+		    GELI_REENC_REKEY, &md, NULL);
 	} else if ((error == -GELI_ENOMAGIC || error == -EINVAL) &&
 	    opt_bool(o, 'E')) {
-		reenc_start(o, argv[0], p, GELI_REENC_ENCRYPT, NULL);
+		reenc_start(o, argv[0], p, GELI_REENC_ENCRYPT, NULL, NULL);
 	} else {
 		a.version = md.version;
 		req_msg(OP_READ, GELI_STEP_READ, error, &a);

@@ -98,6 +98,14 @@ mdsrc_open_provider(struct mdsrc *src, const char *name, bool writable,
 	return mdsrc_open_any(src, name, writable, false, GELI_MDS_PROVIDER, md);
 }
 
+int
+mdsrc_open_provider_marked(struct mdsrc *src, const char *name,
+    struct geli_metadata *md)
+{
+	return mdsrc_open_any(src, name, false, false,
+	    GELI_MDS_PROVIDER | MDSRC_MARKED, md);
+}
+
 void
 mdsrc_close(struct mdsrc *src)
 {

@@ -6,9 +6,6 @@
 
 #include "cli.h"
 
-/* "a new Master Key", "encryption", "decryption" by enum geli_reenc_kind. */
-extern const char *const reenc_kind_words[];
-
 /* The journal of uuid: -F, else the default place (made); 0, or -1 with
  * the request error. */
 int reenc_journal_of(struct opts *o, const uint8_t uuid[16], char *buf,
@@ -24,8 +21,14 @@ bool reenc_new_keys_given(struct opts *o);
 /* Every step to the end, with the progress on a terminal; stopped after a
  * step by SIGINT, SIGTERM or SIGHUP.  0, or -1 with the request error. */
 int reenc_run(const char *prov, struct geli_reenc *r);
-/* A new conversion of p of this kind (md: p's record; NULL for -E). */
+/* An attached provider's conversion (the daemon of name runs it) followed
+ * to its end, with the progress on a terminal; paused by SIGINT, SIGTERM
+ * or SIGHUP.  0, or -1 with the request error. */
+int reenc_wait(const char *prov, const char *name);
+/* A new conversion of p of this kind (md: p's record; NULL for -E), here
+ * or, when attached names its daemon (p opened read-only), there. */
 void reenc_start(struct opts *o, const char *prov, struct geli_provider *p,
-    enum geli_reenc_kind kind, struct geli_metadata *md);
+    enum geli_reenc_kind kind, struct geli_metadata *md,
+    const char *attached);
 
 #endif

@@ -198,9 +198,58 @@ backup_new(struct opts *o, const char *prov, struct geli_metadata *nmd,
 	free(file);
 }
 
+/* The daemon of an attached provider asked to start: 0, or -1 with the
+ * request error. */
+static int
+start_attached(struct opts *o, const char *name, enum geli_reenc_kind kind,
+    int slot, const struct geli_metadata *nmd, const uint8_t *newmk,
+    const uint8_t uuid[16], const char *jpath)
+{
+	/* Locked: it carries the new Master Key. */
+	struct ctl_request *rq = geli_secure_alloc(sizeof(*rq));
+	struct ctl_reenc *e;
+	struct ctl_reply rp;
+	int error = -1;
+
+	if (rq == NULL) {
+		req_error("Cannot allocate memory.");
+		return -1;
+	}
+	e = &rq->reenc;
+	if (strlen(jpath) >= sizeof(e->journal)) {
+		req_error("Journal path too long: %s.", jpath);
+		geli_secure_free(rq);
+		return -1;
+	}
+	ctl_request_init(rq, CTL_REENCRYPT);
+	rq->keyno = slot;
+	e->kind = kind;
+	e->hotzone = (uint32_t)opt_num(o, 'z');
+	memcpy(e->uuid, uuid, 16);
+	memcpy(e->journal, jpath, strlen(jpath) + 1);
+	if (kind == GELI_REENC_REKEY) {
+		struct geli_metadata x = *nmd;
+
+		e->mdlen = GELI_MD_SIZE;
+		e->mklen = GELI_MKEY_DATALEN;
+		memcpy(e->mk, newmk, GELI_MKEY_DATALEN);
+		if (geli_metadata_encode(&x, e->md) <= 0)
+			e->mdlen = 0;	/* refused below */
+		geli_wipe(&x, sizeof(x));
+	}
+	if (ctl_call(name, rq, &rp) != 0)
+		req_error("Cannot reach the daemon of %s.eli.", name);
+	else if (rp.code != 0)
+		req_error("%s", rp.message);
+	else
+		error = 0;
+	geli_secure_free(rq);
+	return error;
+}
+
 void
 reenc_start(struct opts *o, const char *prov, struct geli_provider *p,
-    enum geli_reenc_kind kind, struct geli_metadata *md)
+    enum geli_reenc_kind kind, struct geli_metadata *md, const char *attached)
 {
 	uint8_t *keys = geli_secure_alloc(2 * GELI_MKEY_DATALEN +
 	    GELI_USERKEYLEN);
@@ -239,6 +288,13 @@ reenc_start(struct opts *o, const char *prov, struct geli_provider *p,
 	}
 	if (reenc_journal_of(o, uuid, jpath, sizeof(jpath)) != 0)
 		goto out;
+	if (attached != NULL) {
+		if (start_attached(o, attached, kind, slot, &nmd, newmk, uuid,
+		    jpath) == 0 && reenc_wait(prov, attached) == 0 &&
+		    kind != GELI_REENC_DECRYPT)
+			backup_new(o, prov, &nmd, geli_provider_sectorsize(p));
+		goto out;
+	}
 	error = geli_reenc_start(p, kind, kind == GELI_REENC_ENCRYPT ? NULL : md,
 	    kind == GELI_REENC_ENCRYPT ? NULL : oldmk, slot,
 	    kind == GELI_REENC_DECRYPT ? NULL : &nmd,
@@ -253,7 +309,7 @@ reenc_start(struct opts *o, const char *prov, struct geli_provider *p,
 	}
 	if (verbose)
 		printf("Converting %s (%s); journal %s.\n", prov,
-		    reenc_kind_words[kind], jpath);
+		    msg_reenc_kind(kind), jpath);
 	if (reenc_run(prov, r) == 0 && kind != GELI_REENC_DECRYPT)
 		backup_new(o, prov, &nmd, geli_provider_sectorsize(p));
 out:

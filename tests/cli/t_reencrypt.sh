@@ -5,7 +5,7 @@
 # to AES-XTS with a new one, GELI to plain (-D); FreeBSD's volumes converted
 # and read back; GRUB reads converted volumes; the refusals, each with
 # nothing changed; an interrupted conversion: marked, shown by dump, refused
-# by attach, resumed only with its own parameters and journal; blkid -p never
+# by attach -r, resumed only with its own parameters and journal; blkid -p never
 # sees a file system on a half-converted provider.  The crashes are
 # t_reencrypt_crash's.
 . "$(dirname "$0")/lib.sh"
@@ -182,9 +182,9 @@ expect_err "integrity volumes are refused" \
 expect_err "a change of sector size is refused" \
 	"geli: Provider $T/a.img has 512-byte sectors: the sector size cannot change in place." \
 	--same "$T/a.img" -- "$GELI" reencrypt -j "$T/pass" -s 4096 $Z "$T/a.img"
-"$GELI" attach -j "$T/pass" "$T/a.img"
-expect_err "an attached provider is refused" \
-	"geli: Provider $T/a.img is attached as a.img.eli: detach it first." \
+"$GELI" attach -r -j "$T/pass" "$T/a.img"
+expect_err "a provider attached read-only is refused" \
+	"geli: Provider $T/a.img is attached read-only: it cannot be converted." \
 	--same "$T/a.img" -- "$GELI" reencrypt -j "$T/pass" $Z "$T/a.img"
 "$GELI" detach a.img
 if ro=$(losetup -r -f --show "$T/a.img" 2>/dev/null); then
@@ -225,8 +225,9 @@ check "dump: the record is marked, with the journal's progress" \
 	eval '"$GELI" dump "$W/s.img" | grep -q "^   version: 7 (being converted)$" && "$GELI" dump "$W/s.img" | grep -Eq "^  progress: a new Master Key, [0-9]+ of 16384 hotzones done"'
 check "the version on disk is one FreeBSD and GRUB refuse (above 7)" \
 	test "$(od -An -tu4 -j $((64 * 1048576 - 512 + 16)) -N4 "$W/s.img" | tr -d ' ')" -gt 7
-run "$GELI" attach -j "$T/pass" "$W/s.img"
-check "attach refuses a provider being converted" \
+# Read-write, attach goes on with it (t_reencrypt_online); read-only, no.
+run "$GELI" attach -r -j "$T/pass" "$W/s.img"
+check "attach -r refuses a provider being converted" \
 	eval 'test $rc = 1 && test "$(head -1 "$T/err")" = "geli: Provider $W/s.img is being converted: run '"'"'geli reencrypt $W/s.img'"'"' to finish."' 
 J=$(ls "$W"/state/reencrypt/*.journal)
 expect_err "a resume with another cipher is refused, nothing changed" \

@@ -214,6 +214,14 @@ dmn_do_reencrypt(struct dmn *d, struct ctl_reply *rp,
 		return;
 	}
 	if (rq->reenc.kind != 0) {
+		struct msg_args a = { .prov = d->prov, .name = d->name };
+
+		if (dmn_converting(d) == -MSG_ECONVERTED) {
+			rp->code = -MSG_ECONVERTED;
+			msg_format(rp->message, sizeof(rp->message), OP_READ,
+			    GELI_STEP_NONE, rp->code, true, &a);
+			return;
+		}
 		if (d->online != NULL) {
 			refuse(rp, -EBUSY, "Provider %s "
 			    "is already being converted.", d->prov);

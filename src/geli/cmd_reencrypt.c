@@ -439,7 +439,14 @@ online(struct opts *o, const char *prov, const char *name)
 	    &p);
 	if (error == 0)
 		error = geli_provider_read_metadata(p, &md);
-	if (error == 0) {
+	if (error == 0 && ctl_status(name, &st) == 0 &&
+	    st.reenc_state == CTL_REENC_DONE) {
+		/* Its daemon's keys are the old record's: the daemon would
+		 * refuse, after the passphrase was asked. */
+		struct msg_args a = { .prov = prov };
+
+		req_msg(OP_READ, GELI_STEP_NONE, -MSG_ECONVERTED, &a);
+	} else if (error == 0) {
 		reenc_start(o, prov, p, opt_bool(o, 'D') ? GELI_REENC_DECRYPT :
 		    GELI_REENC_REKEY, &md, name);
 	} else if (error == -GELI_EINPROGRESS) {

@@ -2,10 +2,13 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # suite: zfs
 # docs/leave-geli.md, run: a zfs-fuse raidz on three Blowfish GELI
-# providers (as an old FreeBSD made them) is modernised to AES-XTS with a
-# new Master Key, then taken off GELI, by the document's command blocks
-# with this test's paths in place of the system's; after each, the pool
-# imports ONLINE with its data and scrubs clean.
+# providers (as an old FreeBSD made them), by the document's command blocks
+# with this test's paths in place of the system's.  Online, the pool stays
+# imported, ONLINE and in use (a writer and a reader checking its files)
+# while each member is converted in turn, and scrubs clean after each:
+# Blowfish to AES-XTS with a new Master Key, then (after the offline block
+# made them AES-XTS again) a new Master Key alone, then GELI to plain,
+# after which the pool imports from the raw disks.
 . "$(dirname "$0")/lib.sh"
 need_fuse || { done_testing; exit; }
 need_zfs_fuse || { done_testing; exit; }
@@ -33,7 +36,8 @@ localize() {
 	sed -e "s#\(^\|[ =>\"']\)/\(root/\|dev/\)#\1$ROOT/\2#g" \
 		-e "s#/run/geli#$GELI_RUNDIR#g" \
 		-e "s#geli reencrypt #geli reencrypt -B $ROOT/var/backups/\$d.eli #" \
-		-e "s#zpool import -d /dev #zpool import -d $ROOT/dev #"
+		-e "s#zpool import -d /dev #zpool import -d $ROOT/dev #" \
+		-e "s#sleep 5#sleep 0.2#"
 }
 doc() {
 	doc_block "$DOC" "$1" | localize >"$T/block.sh"
@@ -67,18 +71,70 @@ no_metadata() {
 	return 0
 }
 
+# watch: while online blocks run, the pool's state every 0.2 s, and a
+# writer and reader of its files; what went wrong in $T/watch.bad.
+watch_start() {
+	rm -f "$T/watch.stop" "$T/watch.bad"
+	(
+		i=0
+		while [ ! -e "$T/watch.stop" ]; do
+			st=$(state tank)
+			[ "$st" = ONLINE ] || echo "state $st" >>"$T/watch.bad"
+			head -c 65536 /dev/urandom >"$T/w.in"
+			cp "$T/w.in" "$T/mnt/tank/w.$((i % 4))" && cmp -s "$T/w.in" "$T/mnt/tank/w.$((i % 4))" ||
+			    echo "write $i" >>"$T/watch.bad"
+			cmp -s "$T/data" "$T/mnt/tank/data" || echo "read $i" >>"$T/watch.bad"
+			i=$((i + 1))
+			sleep 0.2
+		done
+		echo "$i" >"$T/watch.n"
+	) &
+	watch_pid=$!
+}
+watch_stop() { touch "$T/watch.stop"; wait "$watch_pid"; }
+# online BLOCK DESC: the block run under watch; its checks.
+online() {
+	watch_start
+	doc "$1"
+	watch_stop
+	check "$2: the blocks ran" test "$rc" = 0
+	check "$2: the pool stayed ONLINE and in use throughout ($(cat "$T/watch.n") looks)" \
+		test ! -s "$T/watch.bad"
+	[ -s "$T/watch.bad" ] && sort "$T/watch.bad" | uniq -c | head -5 | diag
+	check "$2: a clean scrub after each member" \
+		test "$(grep -c "scrub completed.* with 0 errors" "$T/out")" = 3
+}
+
 doc_all_tagged "$DOC"
 doc before
 [ "$rc" = 0 ] || diag <"$T/err"
 check "before: the raidz is ONLINE on Blowfish providers" \
 	eval 'test $rc = 0 && grep -q "state: ONLINE" "$T/out" && grep -q "ealgo: Blowfish-CBC" "$T/out"'
-doc modernise
-check "modernise: the blocks ran" test "$rc" = 0
-check "modernise: every member is AES-XTS 256 now, version 7" members_are AES-XTS/256/7
-check "modernise: the pool imports ONLINE, scrubs clean, its data intact" clean
-check "modernise: a backup of each new record" backups_made
-doc leave
-check "leave: the blocks ran" test "$rc" = 0
+
+online modernise-online "modernise online (Blowfish to AES-XTS)"
+check "modernise online: every member is AES-XTS 256 now, version 7" members_are AES-XTS/256/7
+check "modernise online: a backup of each new record" backups_made
+doc reattach
+check "attached again: the pool imports ONLINE, scrubs clean, its data intact" \
+	eval 'test $rc = 0 && zpool scrub tank && clean'
+
+doc modernise-offline
+check "modernise offline: the blocks ran" test "$rc" = 0
+check "modernise offline: every member is AES-XTS 256, version 7" members_are AES-XTS/256/7
+check "modernise offline: the pool imports ONLINE, scrubs clean, its data intact" clean
+check "modernise offline: a backup of each new record" backups_made
+
+online modernise-online "a new Master Key online"
+check "a new Master Key online: a backup of each new record" backups_made
+run "$GELI" reencrypt -D -j "$ROOT/root/tank.pass" -B none "$ROOT/dev/sdb"
+check "converted members refuse another conversion until attached again" \
+	eval 'test $rc = 1 && test "$(cat "$T/err")" = "geli: Provider $ROOT/dev/sdb was converted: detach it and attach it again first."'
+doc reattach
+check "attached again" test "$rc" = 0
+
+online leave-online "leave online"
+doc leave-import
+check "leave: the blocks that import from the raw disks ran" test "$rc" = 0
 check "leave: no member holds GELI metadata" no_metadata
 check "leave: the pool imports from the raw disks ONLINE, scrubs clean, its data intact" clean
 check "leave: its members are the raw disks" \

@@ -12,6 +12,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "ctl.h"
 #include "dmn.h"
@@ -56,6 +58,9 @@ converter_main(void *arg)
 	struct dmn *d = arg;
 	int error = 1;
 
+	/* The requests of the .eli file first: the conversion takes what
+	 * CPU they leave (nice 10 for this thread). */
+	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), 10);
 	while (!atomic_load(&d->conv_stop) &&
 	    (error = geli_online_step(d->online)) == 1)
 		;

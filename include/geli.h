@@ -136,6 +136,9 @@ GELI_API bool geli_metadata_has_magic(const void *buf, size_t len);
  * computing and storing md->hash.  Returns the record length or -EINVAL.
  */
 GELI_API int geli_metadata_encode(struct geli_metadata *md, void *buf);
+/* a and b encode to the same record (false when either does not encode). */
+GELI_API bool geli_metadata_same(const struct geli_metadata *a,
+    const struct geli_metadata *b);
 
 /*
  * The one place where a metadata version turns into behaviour (§1.6): the

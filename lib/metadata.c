@@ -42,6 +42,21 @@ geli_metadata_has_magic(const void *buf, size_t len)
 	    memcmp(buf, GELI_MAGIC, sizeof(GELI_MAGIC)) == 0;
 }
 
+bool
+geli_metadata_same(const struct geli_metadata *a, const struct geli_metadata *b)
+{
+	struct geli_metadata x = *a, y = *b;
+	uint8_t ea[GELI_MD_SIZE], eb[GELI_MD_SIZE];
+	bool same = geli_metadata_encode(&x, ea) > 0 &&
+	    geli_metadata_encode(&y, eb) > 0 && memcmp(ea, eb, sizeof(ea)) == 0;
+
+	geli_wipe(&x, sizeof(x));
+	geli_wipe(&y, sizeof(y));
+	geli_wipe(ea, sizeof(ea));
+	geli_wipe(eb, sizeof(eb));
+	return same;
+}
+
 int
 geli_metadata_encode(struct geli_metadata *md, void *out)
 {

@@ -323,8 +323,7 @@ fail:
 static bool
 header_matches(struct geli_reenc *r, const struct geli_metadata *md)
 {
-	struct geli_metadata want, have = *md;
-	uint8_t a[GELI_MD_SIZE], b[GELI_MD_SIZE];
+	struct geli_metadata want;
 	bool same;
 
 	if (r->kind == GELI_REENC_ENCRYPT)
@@ -332,11 +331,8 @@ header_matches(struct geli_reenc *r, const struct geli_metadata *md)
 	else
 		mark_record(&r->oldmd, md->keys & 1 ? 0 : 1, r->j.h.uuid,
 		    &want);
-	same = geli_metadata_encode(&want, a) > 0 &&
-	    geli_metadata_encode(&have, b) > 0 &&
-	    memcmp(a, b, sizeof(a)) == 0;
+	same = geli_metadata_same(&want, md);
 	geli_wipe(&want, sizeof(want));
-	geli_wipe(&have, sizeof(have));
 	return same;
 }
 

@@ -340,19 +340,6 @@ out:
 	geli_secure_free(mk);
 }
 
-static bool
-same_record(const struct geli_metadata *a, const struct geli_metadata *b)
-{
-	struct geli_metadata x = *a, y = *b;
-	uint8_t ea[GELI_MD_SIZE], eb[GELI_MD_SIZE];
-	bool same = geli_metadata_encode(&x, ea) > 0 &&
-	    geli_metadata_encode(&y, eb) > 0 && memcmp(ea, eb, sizeof(ea)) == 0;
-
-	geli_wipe(&x, sizeof(x));
-	geli_wipe(&y, sizeof(y));
-	return same;
-}
-
 /* A file of nothing but zeros (none at all included), of 64 KiB at most. */
 static bool
 empty_file(const char *path)
@@ -398,10 +385,10 @@ journal_left(const char *prov, struct geli_provider *p,
 	}
 	ended = info.kind == GELI_REENC_DECRYPT ? cur == NULL &&
 	    info.done == info.total && info.from.provsize == N :
-	    cur != NULL && same_record(cur, &info.to);
+	    cur != NULL && geli_metadata_same(cur, &info.to);
 	unused = !info.prepared && info.done == 0 &&
 	    (info.kind == GELI_REENC_ENCRYPT ? cur == NULL &&
-	    info.to.provsize == N : cur != NULL && same_record(cur, &info.from));
+	    info.to.provsize == N : cur != NULL && geli_metadata_same(cur, &info.from));
 	geli_wipe(&info, sizeof(info));
 	if (!ended && !unused)
 		return 0;

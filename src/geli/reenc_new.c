@@ -101,6 +101,13 @@ out:
 /* ---- The new record ---------------------------------------------------------- */
 
 static int
+no_integrity_added(void)
+{
+	req_error("Integrity cannot be added in place.");
+	return -1;
+}
+
+static int
 refuse_auth(const char *prov, const struct geli_metadata *md)
 {
 	if (!(md->flags & GELI_FLAG_AUTH))
@@ -117,10 +124,8 @@ rekey_record(struct opts *o, const char *prov, const struct geli_metadata *md,
 {
 	*nmd = *md;
 	nmd->version = GELI_VERSION;
-	if (*opt_str(o, 'a') != '\0') {
-		req_error("Integrity cannot be added in place.");
-		return -1;
-	}
+	if (*opt_str(o, 'a') != '\0')
+		return no_integrity_added();
 	if (opt_num(o, 's') != 0 && opt_num(o, 's') != md->sectorsize) {
 		req_error("Provider %s has %u-byte sectors: the sector size "
 		    "cannot change in place.", prov, (unsigned)md->sectorsize);
@@ -156,10 +161,8 @@ encrypt_record(struct opts *o, const char *prov, const char *path,
 
 	if (init_template(o, nmd) != 0)
 		return -1;
-	if (nmd->flags & GELI_FLAG_AUTH) {
-		req_error("Integrity cannot be added in place.");
-		return -1;
-	}
+	if (nmd->flags & GELI_FLAG_AUTH)
+		return no_integrity_added();
 	nmd->provsize = N;
 	if (parse_sectorsize(o, PARAMS_INIT, geli_provider_sectorsize(p),
 	    &nmd->sectorsize) != 0)

@@ -91,10 +91,14 @@ for S in 512 4096; do
 		for st in "$d"/st/*/; do
 			nst=$((nst + 1))
 			# Once the journal is removed the conversion has ended:
-			# the command again would be a new one.
+			# the command again would be a new one.  The end is the
+			# traced run's, byte for byte, when the state's journal
+			# already held the new record and key (the data path is
+			# deterministic); else (a new start) decrypted and checked.
 			if { [ ! -e "$st/ended" ] &&
 			    ! "$GELI" reencrypt $opts $Z -F "$st/j" "$st/p" >"$st/out" 2>&1; } ||
-			    ! holds_plain "$st/p" "$d/plain" "$S" $after; then
+			    { ! cmp -s "$st/p" "$d/p" &&
+			    ! holds_plain "$st/p" "$d/plain" "$S" $after; }; then
 				bad=$((bad + 1))
 				echo "state $(cat "$st/at"): $(tail -1 "$st/out")" | diag
 			fi

@@ -41,6 +41,17 @@ set_state(struct dmn *d, enum ctl_reenc_state state, int error)
 	pthread_mutex_unlock(&d->lock);
 }
 
+static enum ctl_reenc_state
+get_state(struct dmn *d)
+{
+	enum ctl_reenc_state s;
+
+	pthread_mutex_lock(&d->lock);
+	s = d->reenc_state;
+	pthread_mutex_unlock(&d->lock);
+	return s;
+}
+
 static void
 percent_log(struct dmn *d, const char *what)
 {
@@ -214,7 +225,7 @@ dmn_do_reencrypt(struct dmn *d, struct ctl_reply *rp,
 {
 	if (rq->flags & CTL_F_PAUSE) {
 		converter_stop(d);
-		if (d->online != NULL && d->reenc_state == CTL_REENC_PAUSED)
+		if (d->online != NULL && get_state(d) == CTL_REENC_PAUSED)
 			percent_log(d, "paused");
 		return;
 	}
@@ -241,8 +252,8 @@ dmn_do_reencrypt(struct dmn *d, struct ctl_reply *rp,
 		return;
 	}
 	/* Go on: after a pause or a failure (the step recovers first). */
-	if (d->reenc_state == CTL_REENC_PAUSED ||
-	    d->reenc_state == CTL_REENC_FAILED) {
+	if (get_state(d) == CTL_REENC_PAUSED ||
+	    get_state(d) == CTL_REENC_FAILED) {
 		converter_stop(d);	/* a thread that ended: joined */
 		if (converter_start(d) != 0) {
 			refuse(rp, -EAGAIN, "Cannot "
@@ -272,7 +283,7 @@ dmn_convert_pause(struct dmn *d)
 	if (d->online == NULL)
 		return;
 	converter_stop(d);
-	if (d->reenc_state == CTL_REENC_PAUSED)
+	if (get_state(d) == CTL_REENC_PAUSED)
 		percent_log(d, "paused");
 }
 

@@ -6,7 +6,9 @@
 # raw provider then verified by fio); a conversion paused by SIGINT of the
 # command, refused verbs meanwhile, list and status showing it, detach
 # keeping the journal, attach going on with it, the command following it to
-# the end; kill during a conversion removes its journal; what attach says
+# the end; kill -9 of the daemon mid-conversion, attach going on; EIO on the
+# provider (the command's error, the hotzone in doubt refused, a resume
+# later); kill during a conversion removes its journal; what attach says
 # when the journal is missing.
 . "$(dirname "$0")/lib.sh"
 need_fuse || { done_testing; exit; }
@@ -142,6 +144,66 @@ check "every byte as written, through the old keys in memory" cmp -s "$T/data" "
 check "attached again (same passphrase): AES-XTS, every byte as written" \
 	eval '"$GELI" list b.img | grep -q "^EncryptionAlgorithm: AES-XTS$" && cmp -s "$T/data" "$GELI_RUNDIR/b.img.eli"'
 "$GELI" detach b.img
+
+# ---- kill -9 of the daemon, EIO on the provider -------------------------------------
+# wait_converting NAME: until NAME's conversion runs (3 s at most).
+wait_converting() {
+	local i
+	for i in $(seq 1 300); do
+		case "$(state_of "$1")" in *converting*) return 0 ;; esac
+		sleep 0.01
+	done
+	return 1
+}
+P=$W/k.img
+mkprov "$P" 32M
+"$GELI" init $Z -s 4096 -i 1000 -J "$T/pass" "$P" 2>/dev/null
+"$GELI" attach -j "$T/pass" "$P"
+head -c $((32 * 1048576 - 4096)) /dev/urandom >"$T/kdata"
+dd if="$T/kdata" of="$GELI_RUNDIR/k.img.eli" bs=1M conv=fsync status=none
+"$GELI" reencrypt -j "$T/pass" -z 8192 $Z "$P" 2>/dev/null &
+pid=$!
+kills=0
+for i in 1 2 3 4 5; do
+	wait_converting k.img || break
+	sleep "0.0$((RANDOM % 10))"
+	kill -9 "$(cat "$GELI_RUNDIR/k.img.pid")" && kills=$((kills + 1))
+	for j in $(seq 1 100); do attached k.img || break; sleep 0.02; done
+	"$GELI" attach -j "$T/pass" "$P" 2>>"$T/k.err" || break
+done
+wait "$pid"
+expect_ok "5 kill -9 of the daemon mid-conversion, each attach going on: the command ends" \
+	"$GELI" reencrypt $Z "$P"
+check "after $kills kills: every byte as written" \
+	eval 'test "$kills" = 5 && cmp -s "$T/kdata" "$GELI_RUNDIR/k.img.eli"'
+"$GELI" detach k.img
+
+SHIM=${GELI_FAULTSHIM:-${GELI_BUILD:-}/tests/fault/faultshim.so}
+if [ -f "$SHIM" ]; then
+	# The daemon's writes to the provider's 6th hotzone fail.
+	"$GELI" init $Z -s 4096 -i 1000 -J "$T/pass" "$P" 2>/dev/null
+	"$GELI" attach -j "$T/pass" "$P"
+	dd if="$T/kdata" of="$GELI_RUNDIR/k.img.eli" bs=1M conv=fsync status=none
+	"$GELI" detach k.img
+	env LD_PRELOAD="$(preload_list "$SHIM")" FAULT_PATH="$P" \
+		FAULT_WRITE_EIO=$((5 * 65536 + 8192)):4096 "$GELI" attach -j "$T/pass" "$P"
+	expect_err "EIO on the provider: the command stops, says why and how to go on" \
+		"geli: Cannot convert $P: Input/output error. Run 'geli reencrypt $P' again to go on." \
+		"$GELI" reencrypt -j "$T/pass" -z 65536 $Z "$P"
+	check "status and list show the failure" \
+		eval '[ "$(state_of k.img)" = "ACTIVE, conversion failed at 1.0%" ] && "$GELI" list k.img | grep -q "^ConversionError: Input/output error$"'
+	check "the hotzone in doubt reads EIO, the others what was written" \
+		eval '! dd if="$GELI_RUNDIR/k.img.eli" of=/dev/null bs=64k skip=5 count=1 status=none 2>/dev/null &&
+		    cmp -s <(head -c 327680 "$T/kdata") <(head -c 327680 "$GELI_RUNDIR/k.img.eli") &&
+		    cmp -s <(tail -c +393217 "$T/kdata") <(tail -c +393217 "$GELI_RUNDIR/k.img.eli")'
+	"$GELI" detach k.img
+	"$GELI" attach -j "$T/pass" "$P"
+	expect_ok "attached again without the fault: the command ends" "$GELI" reencrypt $Z "$P"
+	check "every byte as written" cmp -s "$T/kdata" "$GELI_RUNDIR/k.img.eli"
+	"$GELI" detach k.img
+else
+	skip "EIO: the fault shim is not built"
+fi
 
 # ---- kill, a lost journal --------------------------------------------------------
 "$GELI" attach -j "$T/pass" "$P"

@@ -24,60 +24,12 @@
 #define HOT (64u << 10)
 #define STRIPE (96u << 10)	/* a thread's stripes cross chunk boundaries */
 
-static uint8_t *dev, *model;
+#include "memprov.h"
+
+static uint8_t *model;
 static char journal[64];
-static atomic_bool fail_chunks;		/* pwrites of a whole hotzone fail */
 static atomic_bool stop;
 static pthread_rwlock_t window = PTHREAD_RWLOCK_INITIALIZER;
-
-static int
-dev_pread(void *o, void *buf, size_t len, uint64_t off)
-{
-	(void)o;
-	memcpy(buf, dev + off, len);
-	return 0;
-}
-
-static int
-dev_pwrite(void *o, const void *buf, size_t len, uint64_t off)
-{
-	(void)o;
-	if (len == HOT && atomic_load(&fail_chunks))
-		return -EIO;
-	memcpy(dev + off, buf, len);
-	return 0;
-}
-
-static const struct geli_provider_ops ops = { .pread = dev_pread,
-	.pwrite = dev_pwrite };
-
-static struct geli_provider *
-provider(void)
-{
-	struct geli_provider *p = NULL;
-
-	geli_provider_open_ops(&ops, NULL, SIZE, 512, &p);
-	return p;
-}
-
-static void
-record(struct geli_metadata *md, uint32_t S, const uint8_t *mk)
-{
-	uint8_t ukey[GELI_USERKEYLEN];
-
-	memset(md, 0, sizeof(*md));
-	memcpy(md->magic, GELI_MAGIC, sizeof(GELI_MAGIC));
-	md->version = GELI_VERSION;
-	md->ealgo = GELI_ALGO_AES_XTS;
-	md->keylen = 128;
-	md->provsize = SIZE;
-	md->sectorsize = S;
-	md->keys = 1;
-	md->iterations = -1;
-	geli_random(ukey, sizeof(ukey));
-	geli_random(md->mkeys, sizeof(md->mkeys));
-	geli_mkey_encrypt(md->ealgo, md->keylen, ukey, mk, md->mkeys);
-}
 
 /* ---- The I/O threads ------------------------------------------------------- */
 
@@ -190,14 +142,14 @@ one(enum geli_reenc_kind kind, uint32_t S)
 		 * chunk is refused until the next step recovers it. */
 		if (++steps == 4) {
 			pthread_rwlock_wrlock(&window);
-			atomic_store(&fail_chunks, true);
+			atomic_store(&fail_len, HOT);
 			geli_online_progress(o, &done, &total, &bytes);
 			geli_reenc_chunk(r, done, &off, &len);
 			failed = geli_online_step(o) < 0;
 			buf = malloc(len);
 			eio = (int)geli_online_read(o, buf, 1, off + len / 2);
 			free(buf);
-			atomic_store(&fail_chunks, false);
+			atomic_store(&fail_len, 0);
 			failed += failed && geli_online_step(o) == 1;
 			pthread_rwlock_unlock(&window);
 		}

@@ -20,56 +20,10 @@
 #define SIZE (12u << 20)
 #define HOT (64u << 10)
 
-static uint8_t *dev, *plain;
+#include "memprov.h"
+
+static uint8_t *plain;
 static char journal[64];
-
-static int
-dev_pread(void *o, void *buf, size_t len, uint64_t off)
-{
-	(void)o;
-	memcpy(buf, dev + off, len);
-	return 0;
-}
-
-static int
-dev_pwrite(void *o, const void *buf, size_t len, uint64_t off)
-{
-	(void)o;
-	memcpy(dev + off, buf, len);
-	return 0;
-}
-
-static const struct geli_provider_ops ops = { .pread = dev_pread,
-	.pwrite = dev_pwrite };
-
-static struct geli_provider *
-provider(void)
-{
-	struct geli_provider *p = NULL;
-
-	geli_provider_open_ops(&ops, NULL, SIZE, 512, &p);
-	return p;
-}
-
-/* A record of S-byte sectors with mk in slot 0 under a random user key. */
-static void
-record(struct geli_metadata *md, uint32_t S, const uint8_t *mk)
-{
-	uint8_t ukey[GELI_USERKEYLEN];
-
-	memset(md, 0, sizeof(*md));
-	memcpy(md->magic, GELI_MAGIC, sizeof(GELI_MAGIC));
-	md->version = GELI_VERSION;
-	md->ealgo = GELI_ALGO_AES_XTS;
-	md->keylen = 128;
-	md->provsize = SIZE;
-	md->sectorsize = S;
-	md->keys = 1;
-	md->iterations = -1;
-	geli_random(ukey, sizeof(ukey));
-	geli_random(md->mkeys, sizeof(md->mkeys));
-	geli_mkey_encrypt(md->ealgo, md->keylen, ukey, mk, md->mkeys);
-}
 
 /* The plaintext [0, bytes) written through a volume of md and mk. */
 static uint64_t

@@ -266,8 +266,10 @@ check "resumed: the journal is gone" test ! -e "$J"
 
 # ---- What a scanner sees half-way (edges last when decrypting, first when
 # encrypting) --------------------------------------------------------------------------
-seen=0 stops=0
-for i in 1 2 3 4 5 6; do
+# 12 interruptions; 4 in a sanitized build (the plain pass has the 12).
+seen=0 stops=0 rounds="1 2 3 4 5 6" least=3
+[ -n "${GELI_SANITIZED:-}" ] && rounds="1 2" least=1
+for i in $rounds; do
 	for mode in "-D -j $T/pass" "-E -J $T/pass -i 1000"; do
 		"$GELI" reencrypt $mode -z 16384 $Z "$W/s.img" 2>/dev/null &
 		pid=$!
@@ -280,7 +282,7 @@ for i in 1 2 3 4 5 6; do
 		"$GELI" reencrypt $mode $Z "$W/s.img" >/dev/null 2>&1
 	done
 done
-check "half-way ($stops stops of 12): blkid -p never finds a file system on the raw provider" \
-	test "$seen" = 0 -a "$stops" -ge 3
+check "half-way ($stops stops of $(( $(echo $rounds | wc -w) * 2 ))): blkid -p never finds a file system on the raw provider" \
+	test "$seen" = 0 -a "$stops" -ge "$least"
 check "and the file system is intact after all that" eli_files_ok "$W/s.img" -j "$T/pass"
 done_testing

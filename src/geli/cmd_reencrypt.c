@@ -254,6 +254,18 @@ same_parameters(struct opts *o, const char *prov,
 	return -1;
 }
 
+/* Options that ask for a conversion, beside the old key's. */
+static bool
+new_parameters(struct opts *o)
+{
+	static const char set[] = "DEaelsiJKP";
+
+	for (const char *c = set; *c != '\0'; c++)
+		if (o->given[(unsigned char)*c])
+			return true;
+	return false;
+}
+
 /* Do the new key options open nmd's slot 0?  (Errors other than a wrong
  * key are the request error.) */
 static bool
@@ -428,11 +440,15 @@ online(struct opts *o, const char *prov, const char *name)
 		error = geli_provider_read_metadata(p, &md);
 	if (error == 0 && ctl_status(name, &st) == 0 &&
 	    st.reenc_state == CTL_REENC_DONE) {
-		/* Its daemon's keys are the old record's: the daemon would
-		 * refuse, after the passphrase was asked. */
+		/* The conversion there has ended: nothing to go on with.  A
+		 * new one waits for a new daemon (its keys are the old
+		 * record's): it would refuse, after the passphrase. */
 		struct msg_args a = { .prov = prov };
 
-		req_msg(OP_READ, GELI_STEP_NONE, -MSG_ECONVERTED, &a);
+		if (new_parameters(o))
+			req_msg(OP_READ, GELI_STEP_NONE, -MSG_ECONVERTED, &a);
+		else if (verbose)
+			printf("The conversion of %s has ended.\n", prov);
 	} else if (error == 0) {
 		reenc_start(o, prov, p, opt_bool(o, 'D') ? GELI_REENC_DECRYPT :
 		    GELI_REENC_REKEY, &md, name);

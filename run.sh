@@ -24,7 +24,7 @@ cd "$(dirname "$0")"
 
 BUILD_PKGS=(gcc meson ninja-build pkg-config libgcrypt20-dev libssl-dev libfuse3-dev fuse3
 	nbdkit-plugin-dev libsqlite3-dev libarchive-dev libblkid-dev)
-TEST_PKGS=(python3 openssl util-linux coreutils e2fsprogs mtools grub-common fio strace zfs-fuse systemd valgrind
+TEST_PKGS=(python3 openssl util-linux coreutils e2fsprogs mtools grub-common fio strace zfs-fuse systemd tmux valgrind
 	nbdkit libnbd-bin python3-libnbd qemu-utils gdisk sqlite3 tar)
 # The Debian packages: dpkg-buildpackage (debian/), checked by lintian.
 DEB_PKGS=(debhelper dpkg-dev lintian)

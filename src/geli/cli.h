@@ -172,6 +172,12 @@ int keysrc_new(struct opts *o, bool isnew, struct keysrc **out);
  */
 int keysrc_keymat(struct keysrc *ks, const struct geli_metadata *md,
     struct geli_keymat *km);
+/* The provider the passphrase is for, named in the agents' question. */
+void keysrc_for(struct keysrc *ks, const char *prov);
+/* The key material did not open it: true when there is another passphrase
+ * to try (the agents' next cached one, or a new question, up to
+ * GELI_ASKPASS_TRIES in all), which keysrc_keymat gives next. */
+bool keysrc_again(struct keysrc *ks);
 /* The user key for md; calibrates md->iterations if -1 and a new passphrase
  * is set. */
 int keysrc_ukey(struct keysrc *ks, struct geli_metadata *md, uint8_t *ukey);

@@ -55,6 +55,12 @@ launch(struct opts *o, struct attach_req *r, const char *prov,
 		return;
 	}
 	lk = rundir_lock();
+	/* A daemon of this name that no longer answers is ending (detach -l
+	 * or -d at the last close): the provider is free once it is gone. */
+	struct daemon_ref old = daemon_ref(NULL, name);
+	int st = ctl_status(name, NULL);
+	if (old.pid != 0 && (st == -ENOENT || st == -ECONNREFUSED))
+		daemon_wait_gone(old, name);
 	rundir_clean_stale(name);
 	if (rundir_entry(NULL, name, RUNDIR_CTL, path, sizeof(path)) == 0 &&
 	    access(path, F_OK) == 0) {
@@ -155,15 +161,20 @@ attach_one(struct opts *o, struct keysrc *ks, const char *prov)
 		req_msg(OP_ATTACH, GELI_STEP_NONE, error, &a);
 		goto out;
 	}
-	if (keysrc_keymat(ks, &r.md, &km) != 0)
-		goto out;
 	/* -C: the key is checked, and nothing attached. */
 	if (!opt_bool(o, 'C') &&
 	    (mkey = geli_secure_alloc(GELI_MKEY_DATALEN)) == NULL) {
 		req_error("Cannot allocate memory.");
 		goto out;
 	}
-	error = geli_unlock(src.prov, &r.md, &km, keyno, 0, mkey, &used);
+	/* Asked through the agents, a wrong passphrase is asked again. */
+	keysrc_for(ks, prov);
+	do {
+		if (keysrc_keymat(ks, &r.md, &km) != 0)
+			goto out;
+		error = geli_unlock(src.prov, &r.md, &km, keyno, 0, mkey,
+		    &used);
+	} while (error == -GELI_EWRONGKEY && keysrc_again(ks));
 	if (error != 0) {
 		req_msg(OP_ATTACH, GELI_STEP_NONE, error, &a);
 		goto out;

@@ -2,8 +2,10 @@
 /*
  * Key components from the command line (§4.2): keyfiles (-k/-K, used raw,
  * in order, "-" = stdin), passfiles (-j/-J, first line of each, joined) or a
- * passphrase typed at the terminal with echo off.  Every copy of a secret
- * lives in geli_secure_alloc() memory and is wiped.
+ * passphrase typed at the terminal with echo off, or asked through
+ * systemd's password agents (askpass.h) without a terminal or with
+ * GELI_ASKPASS=agent.  Every copy of a secret lives in geli_secure_alloc()
+ * memory and is wiped.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -11,11 +13,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "askpass.h"
 #include "cli.h"
 #include "keyfiles.h"
 #include "tty.h"
 
 #define PASSBUF (GELI_MAX_PASSLEN + 1)
+#define ANSWERS (16 * PASSBUF)	/* the agents' cached passphrases */
 /*
  * Counts above this take more than a few seconds anywhere (the calibration
  * of §4.4 aims at 2 s, about 2.3 million here): say so before PBKDF2 runs.
@@ -32,6 +36,12 @@ struct keysrc {
 	unsigned nkeyfiles;
 	char *pass;		/* secure; cached for further providers */
 	bool cached;
+	/* Through the agents: the provider asked about, the answers (each
+	 * ended by a NUL; secure), the one in pass, the questions asked. */
+	const char *prov;
+	char *answers;
+	int nanswers, answer, asked;
+	bool cache_tried;
 };
 
 int
@@ -88,15 +98,148 @@ read_passfiles(struct keysrc *ks)
 	return 0;
 }
 
+/* ---- Through systemd's password agents --------------------------------------- */
+
+/* GELI_ASKPASS: "agent", "tty", or unset (the terminal, else the agents). */
+static bool
+agent_wanted(int tty_error)
+{
+	const char *m = getenv("GELI_ASKPASS");
+
+	if (m != NULL && strcmp(m, "agent") == 0)
+		return true;
+	if (m != NULL && strcmp(m, "tty") == 0)
+		return false;
+	/* No terminal to ask at (ENXIO), or none at all. */
+	return tty_error == -ENXIO || tty_error == -ENOENT ||
+	    tty_error == -ENOTTY;
+}
+
+static int
+tries_allowed(void)
+{
+	const char *t = getenv("GELI_ASKPASS_TRIES");
+	int n = t != NULL ? atoi(t) : 1;
+
+	return n < 1 ? 1 : n;
+}
+
+/* Answer i (0-based) of ks->answers into ks->pass. */
+static void
+take_answer(struct keysrc *ks, int i)
+{
+	const char *a = ks->answers;
+
+	for (int k = 0; k < i; k++)
+		a += strlen(a) + 1;
+	geli_wipe(ks->pass, PASSBUF);
+	snprintf(ks->pass, PASSBUF, "%s", a);
+	ks->answer = i;
+}
+
+/*
+ * Through the agents, for ks->prov: first the passphrases cached under the
+ * key name (GELI_ASKPASS_KEYNAME, default "geli"; empty: no cache), then a
+ * question, whose answer the agents cache.  A new passphrase is asked twice
+ * and never cached.
+ */
+static int
+agent_passphrase(struct keysrc *ks)
+{
+	const char *kn = getenv("GELI_ASKPASS_KEYNAME");
+	char id[1100], msg[1200], *again = NULL;
+	struct askpass a = { .id = id, .message = msg };
+	int n;
+
+	if (ks->answers == NULL &&
+	    (ks->answers = geli_secure_alloc(ANSWERS)) == NULL) {
+		req_error("Cannot allocate memory.");
+		return -1;
+	}
+	if (kn == NULL)
+		kn = "geli";
+	if (!ks->isnew && !ks->cache_tried && *kn != '\0') {
+		ks->cache_tried = true;
+		n = askpass_cached(kn, ks->answers, ANSWERS);
+		if (n > 0) {
+			ks->nanswers = n;
+			take_answer(ks, 0);
+			return 0;
+		}
+	}
+	snprintf(id, sizeof(id), "geli:%s", ks->prov != NULL ? ks->prov : "");
+	snprintf(msg, sizeof(msg), "Enter %spassphrase%s%s:",
+	    ks->isnew ? "new " : "", ks->prov != NULL ? " for " : "",
+	    ks->prov != NULL ? ks->prov : "");
+	if (!ks->isnew && *kn != '\0')
+		a.keyname = kn;
+	n = askpass_agent(&a, ks->answers, ANSWERS);
+	ks->asked++;
+	if (n > 0 && ks->isnew) {
+		snprintf(msg, sizeof(msg), "Reenter new passphrase%s%s:",
+		    ks->prov != NULL ? " for " : "",
+		    ks->prov != NULL ? ks->prov : "");
+		if ((again = geli_secure_alloc(ANSWERS)) == NULL)
+			n = -ENOMEM;
+		else if (askpass_agent(&a, again, ANSWERS) != 1 ||
+		    strlen(again) != strlen(ks->answers) ||
+		    !geli_ct_equal(again, ks->answers, strlen(again)))
+			n = -EINVAL;
+		geli_secure_free(again);
+	}
+	if (n <= 0) {
+		geli_wipe(ks->answers, ANSWERS);
+		req_error("Cannot read passphrase: %s.", n == -EINVAL ?
+		    "they didn't match" : n == 0 ? "no answer" :
+		    strerror(-n));
+		return -1;
+	}
+	ks->nanswers = n;
+	take_answer(ks, 0);
+	return 0;
+}
+
+bool
+keysrc_again(struct keysrc *ks)
+{
+	if (ks->answers == NULL || ks->isnew)
+		return false;
+	if (ks->answer + 1 < ks->nanswers) {
+		take_answer(ks, ks->answer + 1);
+		return true;
+	}
+	if (ks->asked >= tries_allowed())
+		return false;
+	ks->cached = false;	/* keysrc_keymat asks again */
+	return true;
+}
+
+void
+keysrc_for(struct keysrc *ks, const char *prov)
+{
+	ks->prov = prov;
+	ks->asked = 0;		/* its own tries; the cache first */
+	ks->cache_tried = false;
+}
+
+/* ---- At the terminal ------------------------------------------------------- */
+
 static int
 prompt_passphrase(struct keysrc *ks)
 {
 	char *again;
 	int error;
 
+	if (ks->answers != NULL)	/* the agents answered before */
+		return agent_passphrase(ks);
 	for (;;) {
+		if (getenv("GELI_ASKPASS") != NULL &&
+		    strcmp(getenv("GELI_ASKPASS"), "agent") == 0)
+			return agent_passphrase(ks);
 		error = tty_read_secret(ks->isnew ? "Enter new passphrase: " :
 		    "Enter passphrase: ", ks->pass, PASSBUF);
+		if (error != 0 && agent_wanted(error))
+			return agent_passphrase(ks);
 		if (error != 0) {
 			geli_wipe(ks->pass, PASSBUF);
 			req_error("Cannot read passphrase: %s.",
@@ -216,5 +359,6 @@ keysrc_free(struct keysrc *ks)
 		return;
 	geli_ukey_free(ks->ctx);
 	geli_secure_free(ks->pass);
+	geli_secure_free(ks->answers);
 	free(ks);
 }

@@ -238,7 +238,9 @@ prompt_passphrase(struct keysrc *ks)
 			return agent_passphrase(ks);
 		error = tty_read_secret(ks->isnew ? "Enter new passphrase: " :
 		    "Enter passphrase: ", ks->pass, PASSBUF);
-		if (error != 0 && agent_wanted(error))
+		/* Without a terminal, the key that opens a provider (a
+		 * service at boot); a new one is set where it can be typed. */
+		if (error != 0 && !ks->isnew && agent_wanted(error))
 			return agent_passphrase(ks);
 		if (error != 0) {
 			geli_wipe(ks->pass, PASSBUF);

@@ -144,10 +144,12 @@ cmd_resume(struct opts *o, int argc, char **argv)
 	}
 	ctl_request_init(req, CTL_RESUME);
 	req->keylen = GELI_USERKEYLEN;
-	if (keysrc_new(o, false, &ks) == 0 &&
-	    keysrc_ukey(ks, &md, req->key) == 0 &&
-	    attached_request(name, req, NULL) == 0 && verbose)
-		printf("Resumed %s.\n", argv[0]);
+	if (keysrc_new(o, false, &ks) == 0) {
+		keysrc_for(ks, argv[0]);	/* named in the agents' question */
+		if (keysrc_ukey(ks, &md, req->key) == 0 &&
+		    attached_request(name, req, NULL) == 0 && verbose)
+			printf("Resumed %s.\n", argv[0]);
+	}
 	keysrc_free(ks);
 	geli_secure_free(req);
 	geli_wipe(&md, sizeof(md));

@@ -8,8 +8,9 @@
 # second provider with the same passphrase attaches without a question; a
 # third with another one: the cached passphrase fails, the agent asks, a
 # wrong answer is asked again (GELI_ASKPASS_TRIES), the right one opens it
-# and is cached too; with the tries used up attach fails as always.  The
-# passphrase is in no argv or environment of geli's processes.
+# and is cached too; with the tries used up attach fails as always; resume
+# takes the cached one.  The passphrase is in no argv or environment of
+# geli's processes.
 . "$(dirname "$0")/lib.sh"
 need_fuse || { done_testing; exit; }
 for p in tmux systemd-ask-password systemd-tty-ask-password-agent; do
@@ -92,6 +93,11 @@ wait "$apid"; rc=$?
 check "the tries used up: attach fails as it does for a wrong key" \
 	eval 'test $rc = 1 && grep -qx "geli: Wrong key for $T/p4.img." "$T/a.err" && ! attached p4.img'
 check "... after exactly the tries allowed" test "$(questions "$T/p4.img")" = 2
+
+"$GELI" suspend p1.img
+run setsid -w "$GELI" resume "$T/p1.img"
+check "resume without a terminal: from the cache, no question" \
+	eval 'test $rc = 0 && ! "$GELI" status -s p1.img | grep -q SUSPENDED && test "$(questions "$T/p1.img")" = 1'
 
 run env GELI_ASKPASS=tty setsid -w "$GELI" attach "$T/p4.img"
 check "GELI_ASKPASS=tty: no terminal, no agent" \

@@ -19,7 +19,6 @@
 #include "dmn.h"
 #include "msg.h"
 
-#define reenc_kind_word msg_reenc_kind
 
 static void __attribute__((format(printf, 3, 4)))
 refuse(struct ctl_reply *rp, int code, const char *fmt, ...)
@@ -59,7 +58,7 @@ percent_log(struct dmn *d, const char *what)
 
 	geli_online_progress(d->online, &done, &total, &bytes);
 	dlog(d, "%s.eli: conversion (%s) %s at %.1f%%.", d->name,
-	    reenc_kind_word(d->reenc_kind), what,
+	    msg_reenc_kind(d->reenc_kind), what,
 	    total ? 100.0 * (double)done / (double)total : 100.0);
 }
 
@@ -78,7 +77,7 @@ converter_main(void *arg)
 	if (error == 0) {
 		set_state(d, CTL_REENC_DONE, 0);
 		dlog(d, "%s.eli: conversion (%s) finished.", d->name,
-		    reenc_kind_word(d->reenc_kind));
+		    msg_reenc_kind(d->reenc_kind));
 	} else if (error < 0) {
 		set_state(d, CTL_REENC_FAILED, error);
 		percent_log(d, "stopped");
@@ -212,7 +211,7 @@ start(struct dmn *d, struct ctl_reply *rp, const struct ctl_request *rq)
 		return;
 	}
 	dlog(d, "%s.eli: conversion (%s) started; journal %s.", d->name,
-	    reenc_kind_word(e->kind), e->journal);
+	    msg_reenc_kind(e->kind), e->journal);
 	if (publish(d, o, e->kind, e->journal) != 0) {
 		refuse(rp, -EAGAIN, "Cannot start a "
 		    "thread for the conversion of %s.", d->prov);
@@ -224,9 +223,7 @@ dmn_do_reencrypt(struct dmn *d, struct ctl_reply *rp,
     const struct ctl_request *rq)
 {
 	if (rq->flags & CTL_F_PAUSE) {
-		converter_stop(d);
-		if (d->online != NULL && get_state(d) == CTL_REENC_PAUSED)
-			percent_log(d, "paused");
+		dmn_convert_pause(d);
 		return;
 	}
 	if (rq->reenc.kind != 0) {
@@ -252,8 +249,9 @@ dmn_do_reencrypt(struct dmn *d, struct ctl_reply *rp,
 		return;
 	}
 	/* Go on: after a pause or a failure (the step recovers first). */
-	if (get_state(d) == CTL_REENC_PAUSED ||
-	    get_state(d) == CTL_REENC_FAILED) {
+	enum ctl_reenc_state now = get_state(d);
+
+	if (now == CTL_REENC_PAUSED || now == CTL_REENC_FAILED) {
 		converter_stop(d);	/* a thread that ended: joined */
 		if (converter_start(d) != 0) {
 			refuse(rp, -EAGAIN, "Cannot "

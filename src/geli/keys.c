@@ -100,7 +100,9 @@ read_passfiles(struct keysrc *ks)
 
 /* ---- Through systemd's password agents --------------------------------------- */
 
-/* GELI_ASKPASS: "agent", "tty", or unset (the terminal, else the agents). */
+/* GELI_ASKPASS: "agent", "tty", or unset (the terminal, else the agents):
+ * are the agents to be asked, after the terminal failed with tty_error (0:
+ * before it is tried)? */
 static bool
 agent_wanted(int tty_error)
 {
@@ -233,8 +235,7 @@ prompt_passphrase(struct keysrc *ks)
 	if (ks->answers != NULL)	/* the agents answered before */
 		return agent_passphrase(ks);
 	for (;;) {
-		if (getenv("GELI_ASKPASS") != NULL &&
-		    strcmp(getenv("GELI_ASKPASS"), "agent") == 0)
+		if (agent_wanted(0))
 			return agent_passphrase(ks);
 		error = tty_read_secret(ks->isnew ? "Enter new passphrase: " :
 		    "Enter passphrase: ", ks->pass, PASSBUF);

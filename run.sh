@@ -57,7 +57,8 @@ build() {	# build DIR [meson options...]
 }
 
 # The .deb packages into debs/ (from a copy of the tree, so that the build
-# dirs and debian/'s own output stay out of the source), then lintian.
+# dirs and debian/'s own output stay out of the source).  lintian: after
+# "deb" here, and in tests/cli/t_deb.sh for "test".
 build_debs() {
 	local tmp
 	tmp=$(mktemp -d)
@@ -70,7 +71,6 @@ build_debs() {
 	mv "$tmp"/*.deb debs/
 	rm -rf "$tmp"
 	ls debs/*.deb
-	lintian --fail-on error debs/*.deb
 }
 
 demo() {
@@ -188,6 +188,7 @@ build)
 deb)
 	install_missing "${BUILD_PKGS[@]}" "${DEB_PKGS[@]}"
 	build_debs
+	lintian --fail-on error debs/*.deb
 	;;
 *)
 	echo "usage: ./run.sh demo | test | build | deb" >&2

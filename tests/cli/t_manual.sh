@@ -7,8 +7,10 @@
 man=$GELI_TESTS/../man/geli.8
 if command -v groff >/dev/null; then
 	check "the manual renders without warnings" test -z "$(groff -mandoc -ww -z "$man" 2>&1)"
-	check "geli-truenas(8) renders without warnings" \
-		test -z "$(groff -mandoc -ww -z "$GELI_TESTS/../man/geli-truenas.8" 2>&1)"
+	for page in geli-truenas geli-boot; do
+		check "$page(8) renders without warnings" \
+			test -z "$(groff -mandoc -ww -z "$GELI_TESTS/../man/$page.8" 2>&1)"
+	done
 else
 	skip "groff is not installed"
 fi

@@ -3,9 +3,8 @@
 # suite: zfs
 # docs/zfs-on-geli.md, run: every command block of the document is
 # read out of it and run, in order, with zfs-fuse, with this test's paths in
-# place of the system's; the outcome of each is checked.  Also: every block is
-# tagged and run, the unit shown is contrib/geli-boot.service, systemd accepts
-# it, and its ExecStart/ExecStop lines work.
+# place of the system's; the outcome of each is checked, and every block is
+# tagged and run.  Its boot part is docs/boot.md's (t_boot_zfs).
 . "$(dirname "$0")/lib.sh"
 need_fuse || { done_testing; exit; }
 need_zfs_fuse || { done_testing; exit; }
@@ -114,59 +113,8 @@ check "online: attach and zpool online: ONLINE" wait_for online tank
 check "online: the scrub ends with no errors" scrub_clean tank
 check "online: data still equal" data_ok tank
 
-doc boot-install
-cp "$ROOT/etc/default/geli" "$T/conf"
-check "boot-install: the script, the unit, the configuration and the enable symlinks are in place" \
-	test -x "$ROOT/usr/local/sbin/geli-boot" -a -L "$ROOT/etc/systemd/system/zfs-import.target.wants/geli-boot.service" \
-	-a -L "$ROOT/etc/systemd/system/zfs-fuse.service.wants/geli-boot.service" -a -s "$ROOT/etc/zfs/zpool.cache"
-check "the unit in the document is contrib/geli-boot.service" \
-	cmp -s <(awk '/^<!-- unit: contrib\/geli-boot.service -->$/ { w = 1; next }
-		w && /^```ini$/ { i = 1; next } i && /^```$/ { exit } i' "$DOC") "$TOP/contrib/geli-boot.service"
-if command -v systemd-analyze >/dev/null; then
-	check "systemd-analyze verify accepts the unit" \
-		systemd-analyze verify --root="$ROOT" --man=no geli-boot.service
-else
-	skip "systemd-analyze not installed"
-fi
-
-# Shutdown and boot, as the unit does them: its own ExecStop and ExecStart.
-unit_exec() { sed -n "s/^$1=//p" "$ROOT/etc/systemd/system/geli-boot.service" | localize; }
 zpool export backup
-run bash -c "$(unit_exec ExecStop)"
-check "the unit's ExecStop detaches the configured providers" \
-	eval '[ $rc = 0 ] && no_eli sdg sdh'
-run bash -c "$(unit_exec ExecStart)"
-check "the unit's ExecStart attaches them with the keyfile (no prompt)" \
-	eval '[ $rc = 0 ] && eli sdg sdh'
-run bash -c "$(unit_exec ExecStart)"
-check "a second ExecStart leaves attached providers alone" test "$rc" = 0
-run env GELI_BOOT_CONF="$ROOT/etc/default/geli" "$ROOT/usr/local/sbin/geli-boot" status
-check "geli-boot status lists them attached" test "$rc" = 0 -a "$(grep -c ': attached as' "$T/out")" = 2
-run bash -c "$(unit_exec ExecStop)"
-
-doc boot
-check "boot: geli-boot start, zpool import: ONLINE, data equal" \
-	online_with_data backup
-doc shutdown
-check "shutdown: zpool export, geli-boot stop: nothing attached" \
-	eval '[ $rc = 0 ] && ! zpool list backup >/dev/null 2>&1 && no_eli sdg sdh'
-
-# geli-boot's errors: a missing provider, a wrong key (tried geli_tries times).
-printf 'geli_devices="%s"\ngeli_tries=2\ngeli_default_flags="-p -k %s"\n' \
-	"$ROOT/dev/sdz $ROOT/dev/sdg" "$ROOT/root/tank.pass" >"$T/bad.conf"
-run env GELI_BOOT_CONF="$T/bad.conf" "$ROOT/usr/local/sbin/geli-boot" start
-check "geli-boot: a missing provider and a wrong key: exit 1, both reported, two attempts" \
-	bash -c "[ $rc = 1 ] && grep -q 'sdz does not exist' $T/err && [ \$(grep -c 'Attach failed; attempt' $T/out) = 2 ] && [ ! -e $GELI_RUNDIR/sdg.eli ]"
-printf 'geli_devices="%s"\ngeli_%s_flags="-p -k %s"\n' "$ROOT/dev/sdg" \
-	"$(printf %s "$ROOT/dev/sdg" | tr -c 'A-Za-z0-9_' _)" "$ROOT/root/backup.key" >"$T/flags.conf"
-printf 'geli_default_flags="-p -k %s"\n' "$ROOT/root/tank.pass" >>"$T/flags.conf"
-run env GELI_BOOT_CONF="$T/flags.conf" "$ROOT/usr/local/sbin/geli-boot" start
-check "geli-boot: per-provider flags win over the default flags" \
-	eval '[ $rc = 0 ] && eli sdg'
-env GELI_BOOT_CONF="$T/flags.conf" "$ROOT/usr/local/sbin/geli-boot" stop
-run "$ROOT/usr/local/sbin/geli-boot" restart
-check "geli-boot: an unknown verb gets the usage, exit 2" \
-	bash -c "[ $rc = 2 ] && grep -q '^usage: geli-boot start|stop|status' $T/err"
+geli detach sdg sdh
 
 # Moving FreeBSD's disks: three providers FreeBSD's geli init made (v3 AES-CBC
 # from 6.2 and 7.0, v7 AES-XTS from 11.0, one passphrase) as sdb3, sdc3, sdd3.

@@ -216,6 +216,15 @@ GELI_API const char *geli_crypto_version(void);
 /* The CPU features the backend's library uses, in its own words (libgcrypt:
  * "intel-aesni:intel-avx2:..."), or NULL when it does not say (OpenSSL). */
 GELI_API const char *geli_crypto_hwfeatures(void);
+/*
+ * The accelerator of AES-CBC runs in use ("ipsec-mb 1.3.0 (avx512)": Intel's
+ * multi-buffer library, for many sectors at once), or NULL: not built, no
+ * AES-NI, $GELI_ACCEL=none, or switched off here.  Everything else, and
+ * single sectors, stay on the backend.
+ */
+GELI_API const char *geli_crypto_accel(void);
+/* Switch it off (or on again) for this process: the benchmark compares. */
+GELI_API void geli_crypto_set_accel(bool on);
 /* The i-th backend's name (0 is the default), NULL past the last. */
 GELI_API const char *geli_crypto_backend(unsigned i);
 /* Before the first selection: no AES-NI, VAES or PCLMUL in libgcrypt for

@@ -36,6 +36,12 @@ geli_crypto_disable_hwaccel(void)
 	atomic_store(&nohw, true);
 }
 
+bool
+gc_hw_disabled(void)
+{
+	return atomic_load(&nohw);
+}
+
 int
 geli_crypto_select(const char *name)
 {

@@ -24,6 +24,8 @@
  */
 struct gc_ops;
 const struct gc_ops *gc_current(void);
+/* geli_crypto_disable_hwaccel() was called: no AES-NI, VAES or PCLMUL. */
+bool gc_hw_disabled(void);
 
 /*
  * Generic names: what a cipher or hash is, not what GELI numbers it

@@ -2,12 +2,15 @@
 /*
  * Privacy: runs of encrypted units (docs/format.md §6; see sector.h).  The
  * units of a run that share a range key get their IVs, then go to the
- * cipher in one batch call (gc_crypt_batch).
+ * cipher in one batch call (gc_crypt_batch); AES-CBC runs go to the
+ * accelerator (accel.h), IVs and all, when one is in use.
  */
 #include <string.h>
 
 #include "endian.h"
 #include "sector.h"
+
+_Static_assert(SECTOR_BATCH <= GC_ACCEL_MAX_UNITS, "a batch fits a run");
 
 /*
  * The IVs of n units of len bytes from byte offset off into c->ivs, ivlen
@@ -50,6 +53,7 @@ sector_crypt_run(struct sector_ctx *c, uint64_t off, size_t n,
     const uint8_t *in, uint8_t *out, size_t len, int enc)
 {
 	struct gc_cipher_ctx *cipher;
+	struct gc_accel_cbc *ak;
 	int error = 0;
 
 	while (n > 0 && error == 0) {
@@ -63,9 +67,21 @@ sector_crypt_run(struct sector_ctx *c, uint64_t off, size_t n,
 		cipher = sector_ctx_cipher(c, k, &error);
 		if (cipher == NULL)
 			return error;
-		error = unit_ivs(c, off, m, len);
-		if (error == 0)
-			error = gc_crypt_batch(cipher, m, c->ivs, in, out, len, enc);
+		ak = m >= GC_ACCEL_MIN_UNITS ? sector_ctx_accel(c, k, len) : NULL;
+		if (ak != NULL && gc_accel_hashes_ivs()) {
+			error = gc_accel_cbc_run(c->accel, ak, keys_ivk(c->keys),
+			    NULL, off, m, in, out, len, enc);
+		} else if (ak != NULL) {
+			error = unit_ivs(c, off, m, len);
+			if (error == 0)
+				error = gc_accel_cbc_run(c->accel, ak, NULL,
+				    c->ivs, off, m, in, out, len, enc);
+		} else {
+			error = unit_ivs(c, off, m, len);
+			if (error == 0)
+				error = gc_crypt_batch(cipher, m, c->ivs, in,
+				    out, len, enc);
+		}
 		off += m * len;
 		in += m * len;
 		out += m * len;

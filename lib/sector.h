@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "accel.h"
 #include "crypto.h"
 #include "keys.h"
 
@@ -62,8 +63,11 @@ struct sector_ctx {
 	struct {
 		uint64_t k;
 		struct gc_cipher_ctx *c;
+		struct gc_accel_cbc *a;	/* the same key for the accelerator */
 	} ciph[SECTOR_CIPHERS];
 	unsigned ciph_next;
+	struct gc_accel *accel;		/* this thread's (AES-CBC), or NULL */
+	bool accel_tried;
 	struct gc_sha256_prefixed *ivh;	/* SHA256(IVK || .) */
 	struct gc_sha256_prefixed *akh;	/* SHA256(AK || .) */
 	uint8_t *akoff;			/* AK || LE64(phys), locked (HMAC/SHA256) */
@@ -90,6 +94,10 @@ void sector_ctx_free(struct sector_ctx *c);
  */
 struct gc_cipher_ctx *sector_ctx_cipher(struct sector_ctx *c, uint64_t k,
     int *error);
+/* The accelerator's key for range key k, for runs of units of len bytes;
+ * NULL when the accelerator does not take them (then the backend does). */
+struct gc_accel_cbc *sector_ctx_accel(struct sector_ctx *c, uint64_t k,
+    size_t len);
 struct gc_sha256_prefixed *sector_ctx_ivh(struct sector_ctx *c, int *error);
 struct gc_sha256_prefixed *sector_ctx_akh(struct sector_ctx *c, int *error);
 uint8_t *sector_ctx_akoff(struct sector_ctx *c, int *error);

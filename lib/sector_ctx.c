@@ -59,7 +59,9 @@ sector_ctx_drop_keys(struct sector_ctx *c)
 {
 	for (unsigned i = 0; i < SECTOR_CIPHERS; i++) {
 		gc_cipher_free(c->ciph[i].c);
+		gc_accel_cbc_free(c->ciph[i].a);
 		c->ciph[i].c = NULL;
+		c->ciph[i].a = NULL;
 	}
 	gc_sha256_prefixed_free(c->ivh);
 	gc_sha256_prefixed_free(c->akh);
@@ -74,11 +76,55 @@ sector_ctx_free(struct sector_ctx *c)
 	if (c == NULL)
 		return;
 	sector_ctx_drop_keys(c);
+	gc_accel_free(c->accel);
 	gc_mac_free(c->mac);
 	if (c->buf != NULL)
 		geli_wipe(c->buf, c->buflen);
 	free(c->buf);
 	free(c);
+}
+
+/* The thread's accelerator when the volume's cipher is AES-CBC and one is in
+ * use (made on first use; tried once). */
+static struct gc_accel *
+accel_of(struct sector_ctx *c)
+{
+	if (c->g->cipher != GC_AES || c->g->mode != GC_CBC)
+		return NULL;
+	if (!c->accel_tried) {
+		c->accel_tried = true;
+		if (gc_accel_new(&c->accel) != 0)
+			c->accel = NULL;
+	}
+	return c->accel;
+}
+
+/*
+ * Made when a run first needs them, not with the cipher: a thread that only
+ * ever does single sectors makes no manager (one made slows libgcrypt's
+ * CBC encryption of single sectors after it by some 8% on this machine;
+ * docs/benchmarks.md).
+ */
+struct gc_accel_cbc *
+sector_ctx_accel(struct sector_ctx *c, uint64_t k, size_t len)
+{
+	uint8_t key[64];
+	unsigned i;
+
+	if (len % 16 != 0 || len > GC_ACCEL_MAX_UNIT || !gc_accel_enabled())
+		return NULL;
+	for (i = 0; i < SECTOR_CIPHERS; i++)
+		if (c->ciph[i].c != NULL && c->ciph[i].k == k)
+			break;
+	if (i == SECTOR_CIPHERS || accel_of(c) == NULL)
+		return NULL;
+	if (c->ciph[i].a == NULL && keys_get(c->keys, k, key) == 0) {
+		if (gc_accel_cbc_new(c->accel, key, c->g->keybytes,
+		    &c->ciph[i].a) != 0)
+			c->ciph[i].a = NULL;
+		geli_wipe(key, sizeof(key));
+	}
+	return c->ciph[i].a;
 }
 
 struct gc_cipher_ctx *
@@ -93,7 +139,9 @@ sector_ctx_cipher(struct sector_ctx *c, uint64_t k, int *error)
 			return c->ciph[i].c;
 	i = c->ciph_next++ % SECTOR_CIPHERS;
 	gc_cipher_free(c->ciph[i].c);
+	gc_accel_cbc_free(c->ciph[i].a);
 	c->ciph[i].c = NULL;
+	c->ciph[i].a = NULL;
 	/* NULL takes no key: no range key is derived (KeysAllocated 0). */
 	*error = g->keybytes > 0 ? keys_get(c->keys, k, key) : 0;
 	if (*error == 0)

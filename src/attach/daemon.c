@@ -223,8 +223,13 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 	    (unsigned)md->keylen);
 	if (md->flags & GELI_FLAG_AUTH)
 		dlog(d, " Integrity: %s", geli_algo_name(md->aalgo));
-	dlog(d, "    Crypto: software (%s), %u threads", geli_crypto_version(),
-	    threads);
+	if (md->ealgo == GELI_ALGO_AES_CBC && geli_crypto_accel() != NULL)
+		dlog(d, "    Crypto: software (%s; runs of sectors: %s), "
+		    "%u threads", geli_crypto_version(), geli_crypto_accel(),
+		    threads);
+	else
+		dlog(d, "    Crypto: software (%s), %u threads",
+		    geli_crypto_version(), threads);
 	/* "OK L<loop device>", or "OK U..." when secrets are in memory that
 	 * RLIMIT_MEMLOCK left unlocked: attach warns. */
 	if (geli_secure_unlocked())

@@ -256,6 +256,11 @@ report_json(const struct bench_opts *o, const struct config *cfg, int ncfg,
 		json_string(geli_crypto_hwfeatures());
 	else
 		printf("null");
+	printf(", \"crypto_accel\": ");
+	if (geli_crypto_accel() != NULL)
+		json_string(geli_crypto_accel());
+	else
+		printf("null");
 	printf(", \"openssl\": ");
 	json_string(OpenSSL_version(OPENSSL_VERSION));
 	printf(", \"cores\": %ld},\n  \"results\": [\n", sysconf(_SC_NPROCESSORS_ONLN));
@@ -369,6 +374,9 @@ report_table(const struct bench_opts *o, const struct config *cfg, int ncfg,
 	for (int b = 0; b < o->nbe && n < sizeof(libs); b++)
 		n += (size_t)snprintf(libs + n, sizeof(libs) - n, "%s%s",
 		    b ? " vs " : "", o->bever[b]);
+	if (geli_crypto_accel() != NULL && n < sizeof(libs))
+		snprintf(libs + n, sizeof(libs) - n, ", AES-CBC runs through %s",
+		    geli_crypto_accel());
 	if (o->target != NULL)
 		printf("geli bench: %s (%ju MiB used; O_DIRECT where it works, writes "
 		    "end with fdatasync, reads start uncached), %s sequential requests, %u threads, "

@@ -9,7 +9,8 @@
  *
  * for runs of 1, 7 and 300 sectors (more than one batch), starting at 0 and
  * 3 sectors before a range key changes, in place and out of place, with
- * both backends; holes (all-zero sectors) inside a run read as zeros; and a
+ * both backends, each without and with the AES-CBC accelerator (accel.h),
+ * the IVs given to it and hashed by it; holes (all-zero sectors) inside a run read as zeros; and a
  * NULL volume derives no range key.
  */
 #include <stdlib.h>
@@ -27,8 +28,8 @@
 
 static const struct { unsigned ealgo, keylen; } ciphers[] = {
 	{ GELI_ALGO_AES_XTS, 128 }, { GELI_ALGO_AES_XTS, 256 },
-	{ GELI_ALGO_AES_CBC, 128 }, { GELI_ALGO_AES_CBC, 256 },
-	{ GELI_ALGO_CAMELLIA_CBC, 192 }, { GELI_ALGO_BLOWFISH_CBC, 448 },
+	{ GELI_ALGO_AES_CBC, 128 }, { GELI_ALGO_AES_CBC, 192 },
+	{ GELI_ALGO_AES_CBC, 256 }, { GELI_ALGO_CAMELLIA_CBC, 192 }, { GELI_ALGO_BLOWFISH_CBC, 448 },
 	{ GELI_ALGO_3DES_CBC, 192 }, { GELI_ALGO_NULL, 512 },
 };
 static const uint32_t sizes[] = { 512, 4096 };
@@ -220,12 +221,25 @@ main(void)
 	if (plain == NULL || want == NULL || got == NULL || inplace == NULL)
 		return 1;
 	geli_random(mkey, sizeof(mkey));
+	/* Each backend, and each with the accelerator (AES-CBC) when one is
+	 * in use. */
 	for (unsigned i = 0; (be = geli_crypto_backend(i)) != NULL; i++) {
 		tap_ok(geli_crypto_select(be) == 0, "[%s] selected", be);
-		for (size_t c = 0; c < NELEM(ciphers); c++) {
-			for (size_t z = 0; z < NELEM(sizes); z++) {
-				test_runs(be, ciphers[c].ealgo, ciphers[c].keylen, sizes[z]);
-				test_holes(be, ciphers[c].ealgo, ciphers[c].keylen, sizes[z]);
+		for (int acc = 0; acc < (gc_accel_name() != NULL ? 3 : 1); acc++) {
+			static const char *const how[] = { "", "+accelerator",
+			    "+accelerator hashing IVs" };
+			char label[64];
+
+			snprintf(label, sizeof(label), "%s%s", be, how[acc]);
+			gc_accel_enable(acc > 0);
+			gc_accel_hash_ivs(acc - 1);	/* 1: given, 2: its own */
+			for (size_t c = 0; c < NELEM(ciphers); c++) {
+				for (size_t z = 0; z < NELEM(sizes); z++) {
+					test_runs(label, ciphers[c].ealgo,
+					    ciphers[c].keylen, sizes[z]);
+					test_holes(label, ciphers[c].ealgo,
+					    ciphers[c].keylen, sizes[z]);
+				}
 			}
 		}
 		test_null_keys(be);

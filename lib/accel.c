@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * accel.h through Intel's ipsec-mb, when meson found it (GELI_HAVE_IPSECMB);
+ * without it every call says -ENOTSUP and gc_accel_name() NULL.
+ *
+ * A run: the IVs, given or from n SHA-256 jobs, each over its own 72-byte
+ * message IVK || LE64(off) in locked memory (the library hashes up to 16
+ * messages side by side); then one synchronous CBC cipher burst over the n
+ * units, each with its IV.  The job API and the synchronous burst are sound in 1.3 (its
+ * asynchronous burst miscounts completions, fixed in 1.4); its one-block
+ * SHA functions would not use SHA-NI.
+ */
+#include <errno.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accel.h"
+#include "crypto.h"
+#include "endian.h"
+#include "geli.h"
+
+#define ACCEL_MAX_UNITS GC_ACCEL_MAX_UNITS
+
+static atomic_bool switched_off;
+static atomic_int ivs_route = -1;
+
+void
+gc_accel_hash_ivs(int how)
+{
+	atomic_store(&ivs_route, how);
+}
+
+/* The CPU's choice, once: CPUID leaf 7, EBX bit 29 (the SHA extensions). */
+static bool
+cpu_lacks_sha(void)
+{
+	static atomic_int lacks = -1;
+	int v = atomic_load(&lacks);
+
+	if (v < 0) {
+		v = 1;
+#if defined(__x86_64__) || defined(__i386__)
+		unsigned a, b, c, d;
+
+		if (__get_cpuid_count(7, 0, &a, &b, &c, &d))
+			v = (b & (1u << 29)) == 0;
+#endif
+		atomic_store(&lacks, v);
+	}
+	return v != 0;
+}
+
+bool
+gc_accel_hashes_ivs(void)
+{
+	int how = atomic_load(&ivs_route);
+
+	return how >= 0 ? how != 0 : cpu_lacks_sha();
+}
+
+void
+gc_accel_enable(bool on)
+{
+	atomic_store(&switched_off, !on);
+}
+
+bool
+gc_accel_enabled(void)
+{
+	return !atomic_load(&switched_off) && !gc_hw_disabled() &&
+	    gc_accel_name() != NULL;
+}
+
+const char *
+geli_crypto_accel(void)
+{
+	return gc_accel_enabled() ? gc_accel_name() : NULL;
+}
+
+void
+geli_crypto_set_accel(bool on)
+{
+	gc_accel_enable(on);
+}
+
+#if GELI_HAVE_IPSECMB
+
+#include <pthread.h>
+#include <stdio.h>
+/* Before the header: its 0.53 compatibility names (SHA1, MD5, ...) would
+ * clash with OpenSSL's. */
+#define NO_COMPAT_IMB_API_053
+#include <intel-ipsec-mb.h>
+
+struct gc_accel {
+	IMB_MGR *mgr;
+	uint8_t *msg;			/* ACCEL_MAX_UNITS * 72, locked: IVK */
+	uint8_t ivs[ACCEL_MAX_UNITS][32];
+	IMB_JOB jobs[ACCEL_MAX_UNITS];
+};
+
+struct gc_accel_cbc {
+	/* 16-byte aligned (geli_secure_alloc), as the library wants. */
+	uint32_t enc[60], dec[60];
+	IMB_KEY_SIZE_BYTES size;
+};
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static char name[64];
+static bool usable;
+
+static const char *
+arch_name(IMB_ARCH arch)
+{
+	switch (arch) {
+	case IMB_ARCH_SSE:
+		return "sse";
+	case IMB_ARCH_AVX:
+		return "avx";
+	case IMB_ARCH_AVX2:
+		return "avx2";
+	case IMB_ARCH_AVX512:
+		return "avx512";
+	default:
+		return NULL;
+	}
+}
+
+/* Once per process: what the library picks for this CPU.  Without AES-NI
+ * (IMB_ARCH_NOAESNI) the backends do as well: not used. */
+static void
+probe(void)
+{
+	const char *off = getenv("GELI_ACCEL");
+	IMB_MGR *m;
+	IMB_ARCH arch = IMB_ARCH_NONE;
+
+	if (off != NULL && strcmp(off, "none") == 0)
+		return;
+	m = alloc_mb_mgr(0);
+	if (m == NULL)
+		return;
+	init_mb_mgr_auto(m, &arch);
+	if (imb_get_errno(m) == 0 && arch_name(arch) != NULL) {
+		snprintf(name, sizeof(name), "ipsec-mb %s (%s)",
+		    imb_get_version_str(), arch_name(arch));
+		usable = true;
+	}
+	free_mb_mgr(m);
+}
+
+const char *
+gc_accel_name(void)
+{
+	pthread_once(&once, probe);
+	return usable ? name : NULL;
+}
+
+int
+gc_accel_new(struct gc_accel **out)
+{
+	struct gc_accel *a;
+	IMB_ARCH arch;
+
+	*out = NULL;
+	if (gc_accel_name() == NULL)
+		return -ENOTSUP;
+	a = calloc(1, sizeof(*a));
+	if (a == NULL)
+		return -ENOMEM;
+	a->msg = geli_secure_alloc(ACCEL_MAX_UNITS * 72);
+	a->mgr = alloc_mb_mgr(0);
+	if (a->msg == NULL || a->mgr == NULL) {
+		gc_accel_free(a);
+		return -ENOMEM;
+	}
+	init_mb_mgr_auto(a->mgr, &arch);
+	if (imb_get_errno(a->mgr) != 0) {
+		gc_accel_free(a);
+		return -ENOTSUP;
+	}
+	*out = a;
+	return 0;
+}
+
+void
+gc_accel_free(struct gc_accel *a)
+{
+	if (a == NULL)
+		return;
+	if (a->mgr != NULL)
+		free_mb_mgr(a->mgr);
+	geli_secure_free(a->msg);
+	free(a);
+}
+
+int
+gc_accel_cbc_new(struct gc_accel *a, const uint8_t *key, size_t keybytes,
+    struct gc_accel_cbc **out)
+{
+	struct gc_accel_cbc *k;
+
+	*out = NULL;
+	if (keybytes != 16 && keybytes != 24 && keybytes != 32)
+		return -EINVAL;
+	k = geli_secure_alloc(sizeof(*k));
+	if (k == NULL)
+		return -ENOMEM;
+	switch (keybytes) {
+	case 16:
+		IMB_AES_KEYEXP_128(a->mgr, key, k->enc, k->dec);
+		k->size = IMB_KEY_128_BYTES;
+		break;
+	case 24:
+		IMB_AES_KEYEXP_192(a->mgr, key, k->enc, k->dec);
+		k->size = IMB_KEY_192_BYTES;
+		break;
+	default:
+		IMB_AES_KEYEXP_256(a->mgr, key, k->enc, k->dec);
+		k->size = IMB_KEY_256_BYTES;
+		break;
+	}
+	*out = k;
+	return 0;
+}
+
+void
+gc_accel_cbc_free(struct gc_accel_cbc *k)
+{
+	geli_secure_free(k);	/* wipes the schedules */
+}
+
+/* One job's status; every job of the run is checked. */
+static int
+job_done(const IMB_JOB *j, size_t *done)
+{
+	if (j->status != IMB_STATUS_COMPLETED)
+		return -EIO;
+	(*done)++;
+	return 0;
+}
+
+/* The IVs of n units: SHA-256 jobs, submitted, then flushed. */
+static int
+run_ivs(struct gc_accel *a, const uint8_t ivk[64], uint64_t off, size_t n,
+    size_t len)
+{
+	IMB_MGR *m = a->mgr;
+	IMB_JOB *j;
+	size_t done = 0;
+	int error = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint8_t *msg = a->msg + i * 72;
+
+		memcpy(msg, ivk, 64);
+		le64enc(msg + 64, off + i * len);
+		j = IMB_GET_NEXT_JOB(m);
+		j->cipher_mode = IMB_CIPHER_NULL;
+		j->cipher_direction = IMB_DIR_ENCRYPT;
+		j->chain_order = IMB_ORDER_HASH_CIPHER;
+		j->hash_alg = IMB_AUTH_SHA_256;
+		j->src = msg;
+		j->dst = NULL;
+		j->msg_len_to_cipher_in_bytes = 0;
+		j->cipher_start_src_offset_in_bytes = 0;
+		j->hash_start_src_offset_in_bytes = 0;
+		j->msg_len_to_hash_in_bytes = 72;
+		j->auth_tag_output = a->ivs[i];
+		j->auth_tag_output_len_in_bytes = 32;
+		for (j = IMB_SUBMIT_JOB(m); j != NULL; j = IMB_GET_COMPLETED_JOB(m))
+			if (error == 0)
+				error = job_done(j, &done);
+	}
+	while ((j = IMB_FLUSH_JOB(m)) != NULL)
+		if (error == 0)
+			error = job_done(j, &done);
+	if (error == 0 && done != n)
+		error = -EIO;
+	return error;
+}
+
+int
+gc_accel_cbc_run(struct gc_accel *a, struct gc_accel_cbc *k,
+    const uint8_t ivk[64], const uint8_t *ivs, uint64_t off, size_t n,
+    const uint8_t *in, uint8_t *out, size_t len, int enc)
+{
+	IMB_CIPHER_DIRECTION dir = enc ? IMB_DIR_ENCRYPT : IMB_DIR_DECRYPT;
+	int error = 0;
+
+	if (n == 0)
+		return 0;
+	if (n > ACCEL_MAX_UNITS || len == 0 || len % 16 != 0 ||
+	    len > GC_ACCEL_MAX_UNIT)
+		return -EINVAL;
+	if (ivs == NULL)
+		error = run_ivs(a, ivk, off, n, len);
+	for (size_t i = 0; i < n && error == 0; i++) {
+		IMB_JOB *j = &a->jobs[i];
+
+		j->src = in + i * len;
+		j->dst = out + i * len;
+		j->cipher_start_src_offset_in_bytes = 0;
+		j->msg_len_to_cipher_in_bytes = len;
+		j->iv = ivs != NULL ? ivs + i * 16 : a->ivs[i];
+		j->iv_len_in_bytes = 16;
+		j->enc_keys = k->enc;
+		j->dec_keys = k->dec;
+		j->key_len_in_bytes = k->size;
+	}
+	if (error == 0 && IMB_SUBMIT_CIPHER_BURST(a->mgr, a->jobs, (uint32_t)n,
+	    IMB_CIPHER_CBC, dir, k->size) != n)
+		error = -EIO;
+	if (ivs == NULL)
+		geli_wipe(a->msg, n * 72);
+	return error;
+}
+
+#else /* !GELI_HAVE_IPSECMB */
+
+struct gc_accel { int unused; };
+struct gc_accel_cbc { int unused; };
+
+const char *
+gc_accel_name(void)
+{
+	return NULL;
+}
+
+int
+gc_accel_new(struct gc_accel **out)
+{
+	*out = NULL;
+	return -ENOTSUP;
+}
+
+void
+gc_accel_free(struct gc_accel *a)
+{
+	(void)a;
+}
+
+int
+gc_accel_cbc_new(struct gc_accel *a, const uint8_t *key, size_t keybytes,
+    struct gc_accel_cbc **out)
+{
+	(void)a, (void)key, (void)keybytes;
+	*out = NULL;
+	return -ENOTSUP;
+}
+
+void
+gc_accel_cbc_free(struct gc_accel_cbc *k)
+{
+	(void)k;
+}
+
+int
+gc_accel_cbc_run(struct gc_accel *a, struct gc_accel_cbc *k,
+    const uint8_t ivk[64], const uint8_t *ivs, uint64_t off, size_t n,
+    const uint8_t *in, uint8_t *out, size_t len, int enc)
+{
+	(void)a, (void)k, (void)ivk, (void)ivs, (void)off, (void)n, (void)in;
+	(void)out;
+	(void)len, (void)enc;
+	return -ENOTSUP;
+}
+
+#endif

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * An accelerator beside the crypto backends (crypto_backend.h): runs of
+ * AES-CBC units, their IVs included, many at once, through Intel's ipsec-mb
+ * (multi-buffer SHA-256 for the IVs, then one CBC burst).  CBC is serial
+ * inside a unit, so one unit at a time keeps one stage of the CPU's AES
+ * pipeline busy; several units side by side fill it.  Everything else stays
+ * on the selected backend.
+ *
+ * Built when meson finds the library (-Daccel=disabled leaves it out), used
+ * when the CPU has AES-NI, unless GELI_ACCEL=none.  Its manager is not
+ * thread-safe: one struct gc_accel per worker thread (sector_ctx).
+ */
+#ifndef GELI_ACCEL_H
+#define GELI_ACCEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The fewest units per run worth a burst (one alone runs as fast on the
+ * backend), and the largest unit the library takes. */
+#define GC_ACCEL_MIN_UNITS 2
+#define GC_ACCEL_MAX_UNIT 65534
+#define GC_ACCEL_MAX_UNITS 256	/* most units per run */
+
+struct gc_accel;	/* one worker thread's: the library's manager */
+struct gc_accel_cbc;	/* one AES key, expanded both ways, locked memory */
+
+/* "ipsec-mb 1.3.0 (avx512)" when the accelerator is in use in this process,
+ * else NULL (not built, no AES-NI, GELI_ACCEL=none). */
+const char *gc_accel_name(void);
+
+/* Whether runs go to it now: it is in use, not switched off by
+ * gc_accel_enable(false), and the hardware is not disabled
+ * (geli_crypto_disable_hwaccel).  The differential tests and the benchmark
+ * compare both ways in one process. */
+bool gc_accel_enabled(void);
+void gc_accel_enable(bool on);
+
+/* A manager for the calling thread; -ENOTSUP when none is in use. */
+int gc_accel_new(struct gc_accel **out);
+void gc_accel_free(struct gc_accel *a);
+
+/* AES key of 16, 24 or 32 bytes; -EINVAL for another length. */
+int gc_accel_cbc_new(struct gc_accel *a, const uint8_t *key, size_t keybytes,
+    struct gc_accel_cbc **out);
+/* Wiped and freed (NULL is fine). */
+void gc_accel_cbc_free(struct gc_accel_cbc *k);
+
+/*
+ * n units of len bytes (a multiple of 16, at most GC_ACCEL_MAX_UNIT), unit i
+ * at byte offset off + i*len, from in + i*len to out + i*len (in == out is
+ * fine), AES-CBC with k; n at most GC_ACCEL_MAX_UNITS.  The IVs: ivs (16
+ * bytes each) when given, else hashed here from the 64-byte IV key ivk,
+ * SHA256(ivk || LE64(off + i*len)) cut to 16 bytes, as multi-buffer jobs.
+ */
+int gc_accel_cbc_run(struct gc_accel *a, struct gc_accel_cbc *k,
+    const uint8_t ivk[64], const uint8_t *ivs, uint64_t off, size_t n,
+    const uint8_t *in, uint8_t *out, size_t len, int enc);
+
+/*
+ * Whether the IVs are best hashed here (gc_accel_cbc_run with ivs NULL):
+ * on a CPU without the SHA extensions.  With them the backend's SHA-256,
+ * which absorbs the IV key once and uses them, hashes a run's IVs faster
+ * (docs/benchmarks.md).  gc_accel_hash_ivs(-1) is the CPU's choice; 0 or 1
+ * force one route (the tests run both).
+ */
+bool gc_accel_hashes_ivs(void);
+void gc_accel_hash_ivs(int how);
+
+#endif

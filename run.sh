@@ -7,7 +7,9 @@
 #   ./run.sh test    install what is missing, build (plain and with
 #                    AddressSanitizer + UBSan), run every test in both,
 #                    and the crypto and data-path tests again with the
-#                    OpenSSL backend (GELI_CRYPTO=openssl); build the
+#                    OpenSSL backend (GELI_CRYPTO=openssl) in a build
+#                    without the AES-CBC accelerator (-Daccel=disabled;
+#                    the other builds have it where ipsec-mb exists); build the
 #                    libFuzzer harnesses (clang, -Dfuzz=true) and run each
 #                    for a minute (tests/run-fuzz), and a set of CLI tests
 #                    again under valgrind's memcheck; the Debian packages
@@ -24,6 +26,10 @@ cd "$(dirname "$0")"
 
 BUILD_PKGS=(gcc meson ninja-build pkg-config libgcrypt20-dev libssl-dev libfuse3-dev fuse3
 	nbdkit-plugin-dev libsqlite3-dev libarchive-dev libblkid-dev)
+# Intel's ipsec-mb, for multi-buffer AES-CBC (lib/accel.h): amd64 only.
+if [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
+	BUILD_PKGS+=(libipsec-mb-dev)
+fi
 TEST_PKGS=(python3 openssl util-linux coreutils e2fsprogs mtools grub-common fio strace zfs-fuse systemd tmux valgrind
 	nbdkit libnbd-bin python3-libnbd qemu-utils gdisk sqlite3 tar)
 # The Debian packages: dpkg-buildpackage (debian/), checked by lintian.
@@ -79,8 +85,8 @@ demo() {
 
 # The tests that run a second time with the other crypto backend: the unit
 # tests (known answers, the data path, the backends against each other) and
-# the CLI tests of the data path and of FreeBSD's volumes.
-OPENSSL_PASS=(test_admin test_backends test_crypto test_metadata test_mkey
+# the CLI tests of the data path and of FreeBSD's volumes; in build-noaccel.
+OPENSSL_PASS=(test_admin test_backends test_crypto test_metadata test_mkey test_privacy test_accel
 	test_volume test_workers t_secrets t_crypto t_matrix t_attach t_compat t_fixtures t_fio t_oracle
 	t_nbd)
 
@@ -121,8 +127,12 @@ side_lane() {
 	else
 		cat "$marks/fuzz.log" >build-fuzz/fuzz.log
 	fi
-	GELI_SUITE_SIDE=1 GELI_CRYPTO=openssl GELI_SUITE_TAG=openssl \
-		tests/run-suite build "${OPENSSL_PASS[@]}" >build/suite-openssl.log 2>&1 || true
+	if (build build-noaccel -Daccel=disabled) >"$marks/noaccel.log" 2>&1; then
+		GELI_SUITE_SIDE=1 GELI_CRYPTO=openssl GELI_SUITE_TAG=openssl \
+			tests/run-suite build-noaccel "${OPENSSL_PASS[@]}" >build/suite-openssl.log 2>&1 || true
+	else
+		cat "$marks/noaccel.log" >build/suite-openssl.log
+	fi
 	GELI_SUITE_SIDE=1 GELI_VALGRIND=1 GELI_SUITE_TAG=valgrind \
 		tests/run-suite build "${VALGRIND_PASS[@]}" >build/suite-valgrind.log 2>&1 || true
 }
@@ -156,7 +166,7 @@ run_tests() {
 	echo "== fuzzers in build-fuzz"
 	cat build-fuzz/fuzz.log
 	add_counts build-fuzz/fuzz.log
-	echo "== tests in build with GELI_CRYPTO=openssl"
+	echo "== tests in build-noaccel (no AES-CBC accelerator) with GELI_CRYPTO=openssl"
 	cat build/suite-openssl.log
 	add_counts build/suite-openssl.log
 	echo "== valgrind over ${VALGRIND_PASS[*]} in build"

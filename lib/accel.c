@@ -23,8 +23,6 @@
 #include "endian.h"
 #include "geli.h"
 
-#define ACCEL_MAX_UNITS GC_ACCEL_MAX_UNITS
-
 static atomic_bool switched_off;
 static atomic_int ivs_route = -1;
 
@@ -62,11 +60,6 @@ gc_accel_hashes_ivs(void)
 	return how >= 0 ? how != 0 : cpu_lacks_sha();
 }
 
-void
-gc_accel_enable(bool on)
-{
-	atomic_store(&switched_off, !on);
-}
 
 bool
 gc_accel_enabled(void)
@@ -84,7 +77,7 @@ geli_crypto_accel(void)
 void
 geli_crypto_set_accel(bool on)
 {
-	gc_accel_enable(on);
+	atomic_store(&switched_off, !on);
 }
 
 #if GELI_HAVE_IPSECMB
@@ -98,9 +91,9 @@ geli_crypto_set_accel(bool on)
 
 struct gc_accel {
 	IMB_MGR *mgr;
-	uint8_t *msg;			/* ACCEL_MAX_UNITS * 72, locked: IVK */
-	uint8_t ivs[ACCEL_MAX_UNITS][32];
-	IMB_JOB jobs[ACCEL_MAX_UNITS];
+	uint8_t *msg;			/* GC_ACCEL_MAX_UNITS * 72, locked: IVK */
+	uint8_t ivs[GC_ACCEL_MAX_UNITS][32];
+	IMB_JOB jobs[GC_ACCEL_MAX_UNITS];
 };
 
 struct gc_accel_cbc {
@@ -172,7 +165,7 @@ gc_accel_new(struct gc_accel **out)
 	a = calloc(1, sizeof(*a));
 	if (a == NULL)
 		return -ENOMEM;
-	a->msg = geli_secure_alloc(ACCEL_MAX_UNITS * 72);
+	a->msg = geli_secure_alloc(GC_ACCEL_MAX_UNITS * 72);
 	a->mgr = alloc_mb_mgr(0);
 	if (a->msg == NULL || a->mgr == NULL) {
 		gc_accel_free(a);
@@ -294,7 +287,7 @@ gc_accel_cbc_run(struct gc_accel *a, struct gc_accel_cbc *k,
 
 	if (n == 0)
 		return 0;
-	if (n > ACCEL_MAX_UNITS || len == 0 || len % 16 != 0 ||
+	if (n > GC_ACCEL_MAX_UNITS || len == 0 || len % 16 != 0 ||
 	    len > GC_ACCEL_MAX_UNIT)
 		return -EINVAL;
 	if (ivs == NULL)

@@ -32,11 +32,9 @@ struct gc_accel_cbc;	/* one AES key, expanded both ways, locked memory */
 const char *gc_accel_name(void);
 
 /* Whether runs go to it now: it is in use, not switched off by
- * gc_accel_enable(false), and the hardware is not disabled
- * (geli_crypto_disable_hwaccel).  The differential tests and the benchmark
- * compare both ways in one process. */
+ * geli_crypto_set_accel(false), and the hardware is not disabled
+ * (geli_crypto_disable_hwaccel). */
 bool gc_accel_enabled(void);
-void gc_accel_enable(bool on);
 
 /* A manager for the calling thread; -ENOTSUP when none is in use. */
 int gc_accel_new(struct gc_accel **out);

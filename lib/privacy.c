@@ -54,6 +54,7 @@ sector_crypt_run(struct sector_ctx *c, uint64_t off, size_t n,
 {
 	struct gc_cipher_ctx *cipher;
 	struct gc_accel_cbc *ak;
+	bool own_ivs;
 	int error = 0;
 
 	while (n > 0 && error == 0) {
@@ -68,20 +69,15 @@ sector_crypt_run(struct sector_ctx *c, uint64_t off, size_t n,
 		if (cipher == NULL)
 			return error;
 		ak = m >= GC_ACCEL_MIN_UNITS ? sector_ctx_accel(c, k, len) : NULL;
-		if (ak != NULL && gc_accel_hashes_ivs()) {
+		own_ivs = ak != NULL && gc_accel_hashes_ivs();
+		if (!own_ivs)
+			error = unit_ivs(c, off, m, len);
+		if (error == 0 && ak != NULL)
 			error = gc_accel_cbc_run(c->accel, ak, keys_ivk(c->keys),
-			    NULL, off, m, in, out, len, enc);
-		} else if (ak != NULL) {
-			error = unit_ivs(c, off, m, len);
-			if (error == 0)
-				error = gc_accel_cbc_run(c->accel, ak, NULL,
-				    c->ivs, off, m, in, out, len, enc);
-		} else {
-			error = unit_ivs(c, off, m, len);
-			if (error == 0)
-				error = gc_crypt_batch(cipher, m, c->ivs, in,
-				    out, len, enc);
-		}
+			    own_ivs ? NULL : c->ivs, off, m, in, out, len, enc);
+		else if (error == 0)
+			error = gc_crypt_batch(cipher, m, c->ivs, in, out, len,
+			    enc);
 		off += m * len;
 		in += m * len;
 		out += m * len;

@@ -84,13 +84,10 @@ sector_ctx_free(struct sector_ctx *c)
 	free(c);
 }
 
-/* The thread's accelerator when the volume's cipher is AES-CBC and one is in
- * use (made on first use; tried once). */
+/* The thread's accelerator (made on first use; tried once). */
 static struct gc_accel *
 accel_of(struct sector_ctx *c)
 {
-	if (c->g->cipher != GC_AES || c->g->mode != GC_CBC)
-		return NULL;
 	if (!c->accel_tried) {
 		c->accel_tried = true;
 		if (gc_accel_new(&c->accel) != 0)
@@ -111,7 +108,8 @@ sector_ctx_accel(struct sector_ctx *c, uint64_t k, size_t len)
 	uint8_t key[64];
 	unsigned i;
 
-	if (len % 16 != 0 || len > GC_ACCEL_MAX_UNIT || !gc_accel_enabled())
+	if (c->g->cipher != GC_AES || c->g->mode != GC_CBC || len % 16 != 0 ||
+	    len > GC_ACCEL_MAX_UNIT || !gc_accel_enabled())
 		return NULL;
 	for (i = 0; i < SECTOR_CIPHERS; i++)
 		if (c->ciph[i].c != NULL && c->ciph[i].k == k)

@@ -89,6 +89,7 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 	struct fusefile_backend be;
 	sigset_t stop_signals;
 	unsigned vflags = 0, threads;
+	const char *accel;
 	int error, fd;
 	bool ro = (d->r.flags & GELI_FLAG_RO) != 0;
 
@@ -223,13 +224,10 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 	    (unsigned)md->keylen);
 	if (md->flags & GELI_FLAG_AUTH)
 		dlog(d, " Integrity: %s", geli_algo_name(md->aalgo));
-	if (md->ealgo == GELI_ALGO_AES_CBC && geli_crypto_accel() != NULL)
-		dlog(d, "    Crypto: software (%s; runs of sectors: %s), "
-		    "%u threads", geli_crypto_version(), geli_crypto_accel(),
-		    threads);
-	else
-		dlog(d, "    Crypto: software (%s), %u threads",
-		    geli_crypto_version(), threads);
+	accel = md->ealgo == GELI_ALGO_AES_CBC ? geli_crypto_accel() : NULL;
+	dlog(d, "    Crypto: software (%s%s%s), %u threads", geli_crypto_version(),
+	    accel != NULL ? "; runs of sectors: " : "",
+	    accel != NULL ? accel : "", threads);
 	/* "OK L<loop device>", or "OK U..." when secrets are in memory that
 	 * RLIMIT_MEMLOCK left unlocked: attach warns. */
 	if (geli_secure_unlocked())

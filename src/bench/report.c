@@ -70,6 +70,10 @@ row_name(const struct config *c)
 void
 json_string(const char *s)
 {
+	if (s == NULL) {
+		printf("null");
+		return;
+	}
 	putchar('"');
 	for (; *s != '\0'; s++) {
 		if (*s == '"' || *s == '\\')
@@ -252,15 +256,9 @@ report_json(const struct bench_opts *o, const struct config *cfg, int ncfg,
 		json_string(o->bever[b]);
 	}
 	printf("}, \"crypto_hwfeatures\": ");
-	if (geli_crypto_hwfeatures() != NULL)
-		json_string(geli_crypto_hwfeatures());
-	else
-		printf("null");
+	json_string(geli_crypto_hwfeatures());
 	printf(", \"crypto_accel\": ");
-	if (geli_crypto_accel() != NULL)
-		json_string(geli_crypto_accel());
-	else
-		printf("null");
+	json_string(geli_crypto_accel());
 	printf(", \"openssl\": ");
 	json_string(OpenSSL_version(OPENSSL_VERSION));
 	printf(", \"cores\": %ld},\n  \"results\": [\n", sysconf(_SC_NPROCESSORS_ONLN));

@@ -107,7 +107,7 @@ int measure(const struct config *c, const struct bench_opts *o, uint8_t *buf,
 int bench_disk(const struct bench_opts *o);
 int bench_pool(const struct bench_opts *o);
 
-/* JSON's string syntax for s, on stdout. */
+/* JSON's string syntax for s, on stdout; null for NULL. */
 void json_string(const char *s);
 /* A bar chart of the medians (write and read MB/s per configuration). */
 int write_svg(const char *path, const struct config *cfg, int ncfg,

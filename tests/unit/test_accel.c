@@ -144,9 +144,9 @@ main(void)
 			test_same(a, be, keybytes[j]);
 	}
 	test_refusals(a);
-	gc_accel_enable(false);
+	geli_crypto_set_accel(false);
 	tap_ok(!gc_accel_enabled(), "switched off: runs go to the backend");
-	gc_accel_enable(true);
+	geli_crypto_set_accel(true);
 	geli_crypto_disable_hwaccel();
 	tap_ok(!gc_accel_enabled(), "without AES-NI (geli_crypto_disable_hwaccel): "
 	    "not used");

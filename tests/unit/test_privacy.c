@@ -231,7 +231,7 @@ main(void)
 			char label[64];
 
 			snprintf(label, sizeof(label), "%s%s", be, how[acc]);
-			gc_accel_enable(acc > 0);
+			geli_crypto_set_accel(acc > 0);
 			gc_accel_hash_ivs(acc - 1);	/* 1: given, 2: its own */
 			for (size_t c = 0; c < NELEM(ciphers); c++) {
 				for (size_t z = 0; z < NELEM(sizes); z++) {

@@ -170,6 +170,15 @@ pg_fat_ok() {
 # A sparse provider file of SIZE bytes.
 mkprov() { rm -f "$1"; truncate -s "${2:-1M}" "$1"; }
 
+# flip_byte FILE OFFSET: the byte at OFFSET inverted (every bit), so it
+# changes whatever it held (a fixed byte written over random data is the
+# same byte once in 256).
+flip_byte() {
+	local b
+	b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+	printf "\\$(printf '%03o' $((255 - b)))" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
 # The value of one `geli dump` field.
 dumpfield() { "$GELI" dump "$1" 2>/dev/null | sed -n "s/^ *$2: //p"; }
 

@@ -118,7 +118,7 @@ dd if="$T/adata" of="$aeli" bs=4096 conv=notrunc status=none
 check "written sectors read back" cmp -s <(dd if="$aeli" bs=4096 count=64 status=none) "$T/adata"
 "$GELI" detach auth.img
 # Logical sector 0 is 9 physical sectors of 512 bytes (4608 bytes, §7.1).
-printf '\x01' | dd of="$aprov" bs=1 seek=100 conv=notrunc status=none
+flip_byte "$aprov" 100
 "$GELI" attach -j "$T/pass" "$aprov"
 check "one flipped bit: a read error" fails dd if="$aeli" of="$T/x" bs=4096 count=1 status=none
 check "... and never wrong data" fails cmp -s "$T/x" <(head -c 4096 "$T/adata")

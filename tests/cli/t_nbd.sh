@@ -255,7 +255,7 @@ unserve
 # 32 bytes of tag at its head (format.md §7.1).
 lsec=$(( (4096 + 479) / 480 ))
 off=$((10 * lsec * 512 + 100))
-printf '\xff' | dd of="$T/a" bs=1 seek=$off conv=notrunc status=none
+flip_byte "$T/a" "$off"
 serve "$T/a" -- password=+"$T/pass"
 check "a damaged sector: the read fails with EIO, no data" nbdpy "" '
 try:

@@ -246,7 +246,7 @@ expect_ok "a resume with the same new passphrase ends" \
 	"$GELI" reencrypt -j "$T/pass" -J "$T/pass2" $Z -F "$W/q.journal" "$W/q.img"
 check "and the new passphrase opens it, the files intact" eli_files_ok "$W/q.img" -j "$T/pass2"
 cp "$J" "$T/j.good"
-printf 'X' | dd of="$J" bs=1 seek=1300 conv=notrunc status=none
+flip_byte "$J" 1300
 expect_err "a tampered journal is refused, nothing changed" \
 	"geli: Cannot resume the conversion of $W/s.img with $J: Journal fails authentication." \
 	--same "$W/s.img" -- "$GELI" reencrypt -j "$T/pass" $Z "$W/s.img"

@@ -9,7 +9,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mount.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -339,32 +342,54 @@ fusefile_ended(struct fusefile *f)
 	return f->ended;
 }
 
-/*
- * Abort the connection through fusectl: files still open (a forced detach)
- * then get errors, and the session's threads stop waiting for requests.
- */
+/* The abort file of the connection at path: "1" written. */
 static void
-ff_abort(struct fusefile *f)
+ff_abort_write(const char *path)
 {
-	char path[128];
-	int fd;
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
 
-	/*
-	 * Best effort, here and in the write: without fusectl, or when the
-	 * abort is refused, there is nothing else to try, and the caller's
-	 * join waits for the last open file to close instead.
-	 */
-	if (access("/sys/fs/fuse/connections", F_OK) == 0 &&
-	    access("/sys/fs/fuse/connections/0", F_OK) != 0)
-		(void)mount("fusectl", "/sys/fs/fuse/connections", "fusectl",
-		    0, NULL);
-	snprintf(path, sizeof(path), "/sys/fs/fuse/connections/%u/abort",
-	    minor(f->dev));
-	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd >= 0) {
 		(void)!write(fd, "1", 1);
 		close(fd);
 	}
+}
+
+/*
+ * Abort the connection through fusectl: files still open (a forced detach)
+ * then get errors, and the session's threads stop waiting for requests.
+ * Where the host has no fusectl mounted (systemd mounts it at boot; other
+ * systems may not), a child mounts it in a mount namespace of its own, so
+ * that the host's mounts stay as they were.  Best effort: without fusectl,
+ * or when the abort is refused (not root), the caller's join waits for the
+ * last open file to close instead.
+ */
+#define FUSECTL_SUPER_MAGIC 0x65735543	/* the kernel's fs/fuse/control.c */
+
+static void
+ff_abort(struct fusefile *f)
+{
+	static const char dir[] = "/sys/fs/fuse/connections";
+	char path[128];
+	struct statfs sf;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/%u/abort", dir, minor(f->dev));
+	if (statfs(dir, &sf) != 0 || sf.f_type == FUSECTL_SUPER_MAGIC) {
+		ff_abort_write(path);
+		return;
+	}
+	/* Only system calls in the child of a threaded process. */
+	pid = fork();
+	if (pid == 0) {
+		if (unshare(CLONE_NEWNS) == 0 &&
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
+		    mount("fusectl", dir, "fusectl", 0, NULL) == 0)
+			ff_abort_write(path);
+		_exit(0);
+	}
+	if (pid > 0)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
 }
 
 void

@@ -11,7 +11,7 @@
 #                    without the AES-CBC accelerator (-Daccel=disabled;
 #                    the other builds have it where ipsec-mb exists); build the
 #                    libFuzzer harnesses (clang, -Dfuzz=true) and run each
-#                    for a minute (tests/run-fuzz), and a set of CLI tests
+#                    for 50 seconds (tests/run-fuzz), and a set of CLI tests
 #                    again under valgrind's memcheck; the Debian packages
 #                    are built first (as "deb"), for t_deb.  Two lanes,
 #                    one per core (run_tests)
@@ -26,9 +26,10 @@ cd "$(dirname "$0")"
 
 BUILD_PKGS=(gcc meson ninja-build pkg-config libgcrypt20-dev libssl-dev libfuse3-dev fuse3
 	nbdkit-plugin-dev libsqlite3-dev libarchive-dev libblkid-dev)
-# Intel's ipsec-mb, for multi-buffer AES-CBC (lib/accel.h): amd64 only.
+# The AES-CBC accelerator (lib/accel.h), amd64 only: Intel's ipsec-mb for
+# multi-buffer AES-CBC, Nettle for its IVs.
 if [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
-	BUILD_PKGS+=(libipsec-mb-dev)
+	BUILD_PKGS+=(libipsec-mb-dev nettle-dev)
 fi
 TEST_PKGS=(python3 openssl util-linux coreutils e2fsprogs mtools grub-common fio strace zfs-fuse systemd tmux valgrind
 	nbdkit libnbd-bin python3-libnbd qemu-utils gdisk sqlite3 tar)
@@ -108,7 +109,7 @@ add_counts() {
 
 # The side lane, beside the main lane's passes: the sanitized build (the
 # main lane waits for it after its plain pass), the fuzzing build and the
-# fuzzers, a minute each (GELI_FUZZ_SECONDS), then the OpenSSL pass and
+# fuzzers, 50 seconds each (GELI_FUZZ_SECONDS), then the OpenSSL pass and
 # valgrind's memcheck over VALGRIND_PASS, as side runs of run-suite (their
 # tests held to what carries their names, GELI_SUITE_SIDE).  Each step
 # logs where run_tests counts it; a build that fails is a failure there.

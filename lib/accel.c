@@ -3,12 +3,18 @@
  * accel.h through Intel's ipsec-mb, when meson found it (GELI_HAVE_IPSECMB);
  * without it every call says -ENOTSUP and gc_accel_name() NULL.
  *
- * A run: the IVs, given or from n SHA-256 jobs, each over its own 72-byte
- * message IVK || LE64(off) in locked memory (the library hashes up to 16
- * messages side by side); then one synchronous CBC cipher burst over the n
- * units, each with its IV.  The job API and the synchronous burst are sound in 1.3 (its
- * asynchronous burst miscounts completions, fixed in 1.4); its one-block
- * SHA functions would not use SHA-NI.
+ * A run: the IVs, then one synchronous CBC cipher burst over the n units,
+ * each with its IV.  Each IV is SHA256(IVK || LE64(off)), two SHA-256
+ * blocks; two routes:
+ *   - Nettle's SHA-256 state with the IV key absorbed (once, when the key is
+ *     made), copied, given the offset and finished: one block per IV, with
+ *     the SHA extensions where the CPU has them (Nettle's fat build);
+ *   - ipsec-mb's SHA-256 jobs, each over its own 72-byte message in locked
+ *     memory, up to 16 side by side (AVX-512): faster where the CPU lacks
+ *     the SHA extensions.
+ * The job API and the synchronous burst are sound in 1.3 (its asynchronous
+ * burst miscounts completions, fixed in 1.4); its one-block SHA functions
+ * would not use SHA-NI, and it has no SHA-256 state to start from.
  */
 #include <errno.h>
 #if defined(__x86_64__) || defined(__i386__)
@@ -24,42 +30,30 @@
 #include "geli.h"
 
 static atomic_bool switched_off;
-static atomic_int ivs_route = -1;
+static atomic_int ivs_route = -1, dec_route = -1;
+/* ipsec-mb's AVX-512 code with VAES, 16 units side by side (probe). */
+static bool wide;
 
 void
-gc_accel_hash_ivs(int how)
+gc_accel_ivs_as_jobs(int how)
 {
 	atomic_store(&ivs_route, how);
 }
 
-/* The CPU's choice, once: CPUID leaf 7, EBX bit 29 (the SHA extensions). */
-static bool
-cpu_lacks_sha(void)
+void
+gc_accel_decrypt_runs(int how)
 {
-	static atomic_int lacks = -1;
-	int v = atomic_load(&lacks);
-
-	if (v < 0) {
-		v = 1;
-#if defined(__x86_64__) || defined(__i386__)
-		unsigned a, b, c, d;
-
-		if (__get_cpuid_count(7, 0, &a, &b, &c, &d))
-			v = (b & (1u << 29)) == 0;
-#endif
-		atomic_store(&lacks, v);
-	}
-	return v != 0;
+	atomic_store(&dec_route, how);
 }
 
 bool
-gc_accel_hashes_ivs(void)
+gc_accel_decrypts(void)
 {
-	int how = atomic_load(&ivs_route);
+	int how = atomic_load(&dec_route);
 
-	return how >= 0 ? how != 0 : cpu_lacks_sha();
+	(void)gc_accel_name();	/* probed */
+	return how >= 0 ? how != 0 : wide;
 }
-
 
 bool
 gc_accel_enabled(void)
@@ -88,10 +82,12 @@ geli_crypto_set_accel(bool on)
  * clash with OpenSSL's. */
 #define NO_COMPAT_IMB_API_053
 #include <intel-ipsec-mb.h>
+#include <nettle/sha2.h>
 
 struct gc_accel {
 	IMB_MGR *mgr;
 	uint8_t *msg;			/* GC_ACCEL_MAX_UNITS * 72, locked: IVK */
+	struct sha256_ctx *work;	/* locked: the IV key's state, copied */
 	uint8_t ivs[GC_ACCEL_MAX_UNITS][32];
 	IMB_JOB jobs[GC_ACCEL_MAX_UNITS];
 };
@@ -100,11 +96,21 @@ struct gc_accel_cbc {
 	/* 16-byte aligned (geli_secure_alloc), as the library wants. */
 	uint32_t enc[60], dec[60];
 	IMB_KEY_SIZE_BYTES size;
+	uint8_t ivk[64];		/* for the jobs */
+	struct sha256_ctx ivstate;	/* the IV key absorbed */
 };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static char name[64];
-static bool usable;
+static bool usable, has_sha;	/* has_sha: the CPU's SHA extensions */
+
+static bool
+ivs_as_jobs(void)
+{
+	int how = atomic_load(&ivs_route);
+
+	return how >= 0 ? how != 0 : !has_sha;
+}
 
 static const char *
 arch_name(IMB_ARCH arch)
@@ -143,6 +149,15 @@ probe(void)
 		    imb_get_version_str(), arch_name(arch));
 		usable = true;
 	}
+#if defined(__x86_64__) || defined(__i386__)
+	/* CPUID leaf 7: EBX bit 29 the SHA extensions, ECX bit 9 VAES. */
+	unsigned a, b, c, d;
+
+	if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+		has_sha = (b & (1u << 29)) != 0;
+		wide = arch == IMB_ARCH_AVX512 && (c & (1u << 9)) != 0;
+	}
+#endif
 	free_mb_mgr(m);
 }
 
@@ -166,8 +181,9 @@ gc_accel_new(struct gc_accel **out)
 	if (a == NULL)
 		return -ENOMEM;
 	a->msg = geli_secure_alloc(GC_ACCEL_MAX_UNITS * 72);
+	a->work = geli_secure_alloc(sizeof(*a->work));
 	a->mgr = alloc_mb_mgr(0);
-	if (a->msg == NULL || a->mgr == NULL) {
+	if (a->msg == NULL || a->work == NULL || a->mgr == NULL) {
 		gc_accel_free(a);
 		return -ENOMEM;
 	}
@@ -188,12 +204,13 @@ gc_accel_free(struct gc_accel *a)
 	if (a->mgr != NULL)
 		free_mb_mgr(a->mgr);
 	geli_secure_free(a->msg);
+	geli_secure_free(a->work);
 	free(a);
 }
 
 int
 gc_accel_cbc_new(struct gc_accel *a, const uint8_t *key, size_t keybytes,
-    struct gc_accel_cbc **out)
+    const uint8_t ivk[64], struct gc_accel_cbc **out)
 {
 	struct gc_accel_cbc *k;
 
@@ -217,6 +234,9 @@ gc_accel_cbc_new(struct gc_accel *a, const uint8_t *key, size_t keybytes,
 		k->size = IMB_KEY_256_BYTES;
 		break;
 	}
+	memcpy(k->ivk, ivk, sizeof(k->ivk));
+	sha256_init(&k->ivstate);
+	sha256_update(&k->ivstate, sizeof(k->ivk), k->ivk);
 	*out = k;
 	return 0;
 }
@@ -224,7 +244,7 @@ gc_accel_cbc_new(struct gc_accel *a, const uint8_t *key, size_t keybytes,
 void
 gc_accel_cbc_free(struct gc_accel_cbc *k)
 {
-	geli_secure_free(k);	/* wipes the schedules */
+	geli_secure_free(k);	/* wipes the schedules and the IV key */
 }
 
 /* One job's status; every job of the run is checked. */
@@ -237,9 +257,25 @@ job_done(const IMB_JOB *j, size_t *done)
 	return 0;
 }
 
+/* The IVs of n units from the IV key's state, one at a time. */
+static void
+state_ivs(struct gc_accel *a, const struct gc_accel_cbc *k, uint64_t off,
+    size_t n, size_t len)
+{
+	uint8_t off8[8];
+
+	for (size_t i = 0; i < n; i++) {
+		*a->work = k->ivstate;
+		le64enc(off8, off + i * len);
+		sha256_update(a->work, sizeof(off8), off8);
+		sha256_digest(a->work, 16, a->ivs[i]);
+	}
+	geli_wipe(a->work, sizeof(*a->work));
+}
+
 /* The IVs of n units: SHA-256 jobs, submitted, then flushed. */
 static int
-run_ivs(struct gc_accel *a, const uint8_t ivk[64], uint64_t off, size_t n,
+job_ivs(struct gc_accel *a, const uint8_t ivk[64], uint64_t off, size_t n,
     size_t len)
 {
 	IMB_MGR *m = a->mgr;
@@ -277,21 +313,49 @@ run_ivs(struct gc_accel *a, const uint8_t ivk[64], uint64_t off, size_t n,
 	return error;
 }
 
+/* The IVs of n units into a->ivs, by the route of the moment. */
+static int
+make_ivs(struct gc_accel *a, const struct gc_accel_cbc *k, uint64_t off,
+    size_t n, size_t len)
+{
+	int error = 0;
+
+	if (ivs_as_jobs()) {
+		error = job_ivs(a, k->ivk, off, n, len);
+		geli_wipe(a->msg, n * 72);
+	} else {
+		state_ivs(a, k, off, n, len);
+	}
+	return error;
+}
+
 int
-gc_accel_cbc_run(struct gc_accel *a, struct gc_accel_cbc *k,
-    const uint8_t ivk[64], const uint8_t *ivs, uint64_t off, size_t n,
-    const uint8_t *in, uint8_t *out, size_t len, int enc)
+gc_accel_cbc_ivs(struct gc_accel *a, struct gc_accel_cbc *k, uint64_t off,
+    size_t n, size_t len, uint8_t *ivs)
+{
+	int error;
+
+	if (n > GC_ACCEL_MAX_UNITS)
+		return -EINVAL;
+	error = make_ivs(a, k, off, n, len);
+	for (size_t i = 0; i < n && error == 0; i++)
+		memcpy(ivs + i * 16, a->ivs[i], 16);
+	return error;
+}
+
+int
+gc_accel_cbc_run(struct gc_accel *a, struct gc_accel_cbc *k, uint64_t off,
+    size_t n, const uint8_t *in, uint8_t *out, size_t len, int enc)
 {
 	IMB_CIPHER_DIRECTION dir = enc ? IMB_DIR_ENCRYPT : IMB_DIR_DECRYPT;
-	int error = 0;
+	int error;
 
 	if (n == 0)
 		return 0;
 	if (n > GC_ACCEL_MAX_UNITS || len == 0 || len % 16 != 0 ||
 	    len > GC_ACCEL_MAX_UNIT)
 		return -EINVAL;
-	if (ivs == NULL)
-		error = run_ivs(a, ivk, off, n, len);
+	error = make_ivs(a, k, off, n, len);
 	for (size_t i = 0; i < n && error == 0; i++) {
 		IMB_JOB *j = &a->jobs[i];
 
@@ -299,7 +363,7 @@ gc_accel_cbc_run(struct gc_accel *a, struct gc_accel_cbc *k,
 		j->dst = out + i * len;
 		j->cipher_start_src_offset_in_bytes = 0;
 		j->msg_len_to_cipher_in_bytes = len;
-		j->iv = ivs != NULL ? ivs + i * 16 : a->ivs[i];
+		j->iv = a->ivs[i];
 		j->iv_len_in_bytes = 16;
 		j->enc_keys = k->enc;
 		j->dec_keys = k->dec;
@@ -308,8 +372,6 @@ gc_accel_cbc_run(struct gc_accel *a, struct gc_accel_cbc *k,
 	if (error == 0 && IMB_SUBMIT_CIPHER_BURST(a->mgr, a->jobs, (uint32_t)n,
 	    IMB_CIPHER_CBC, dir, k->size) != n)
 		error = -EIO;
-	if (ivs == NULL)
-		geli_wipe(a->msg, n * 72);
 	return error;
 }
 
@@ -339,9 +401,9 @@ gc_accel_free(struct gc_accel *a)
 
 int
 gc_accel_cbc_new(struct gc_accel *a, const uint8_t *key, size_t keybytes,
-    struct gc_accel_cbc **out)
+    const uint8_t ivk[64], struct gc_accel_cbc **out)
 {
-	(void)a, (void)key, (void)keybytes;
+	(void)a, (void)key, (void)keybytes, (void)ivk;
 	*out = NULL;
 	return -ENOTSUP;
 }
@@ -353,13 +415,19 @@ gc_accel_cbc_free(struct gc_accel_cbc *k)
 }
 
 int
-gc_accel_cbc_run(struct gc_accel *a, struct gc_accel_cbc *k,
-    const uint8_t ivk[64], const uint8_t *ivs, uint64_t off, size_t n,
-    const uint8_t *in, uint8_t *out, size_t len, int enc)
+gc_accel_cbc_ivs(struct gc_accel *a, struct gc_accel_cbc *k, uint64_t off,
+    size_t n, size_t len, uint8_t *ivs)
 {
-	(void)a, (void)k, (void)ivk, (void)ivs, (void)off, (void)n, (void)in;
-	(void)out;
-	(void)len, (void)enc;
+	(void)a, (void)k, (void)off, (void)n, (void)len, (void)ivs;
+	return -ENOTSUP;
+}
+
+int
+gc_accel_cbc_run(struct gc_accel *a, struct gc_accel_cbc *k, uint64_t off,
+    size_t n, const uint8_t *in, uint8_t *out, size_t len, int enc)
+{
+	(void)a, (void)k, (void)off, (void)n, (void)in, (void)out, (void)len;
+	(void)enc;
 	return -ENOTSUP;
 }
 

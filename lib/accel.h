@@ -2,7 +2,8 @@
 /*
  * An accelerator beside the crypto backends (crypto_backend.h): runs of
  * AES-CBC units, their IVs included, many at once, through Intel's ipsec-mb
- * (multi-buffer SHA-256 for the IVs, then one CBC burst).  CBC is serial
+ * (one CBC burst) with the IVs from Nettle's SHA-256 (the IV key absorbed
+ * once) or ipsec-mb's multi-buffer SHA-256.  CBC is serial
  * inside a unit, so one unit at a time keeps one stage of the CPU's AES
  * pipeline busy; several units side by side fill it.  Everything else stays
  * on the selected backend.
@@ -40,31 +41,45 @@ bool gc_accel_enabled(void);
 int gc_accel_new(struct gc_accel **out);
 void gc_accel_free(struct gc_accel *a);
 
-/* AES key of 16, 24 or 32 bytes; -EINVAL for another length. */
+/* AES key of 16, 24 or 32 bytes (-EINVAL for another length) and the
+ * volume's 64-byte IV key, both kept in locked memory. */
 int gc_accel_cbc_new(struct gc_accel *a, const uint8_t *key, size_t keybytes,
-    struct gc_accel_cbc **out);
+    const uint8_t ivk[64], struct gc_accel_cbc **out);
 /* Wiped and freed (NULL is fine). */
 void gc_accel_cbc_free(struct gc_accel_cbc *k);
 
 /*
  * n units of len bytes (a multiple of 16, at most GC_ACCEL_MAX_UNIT), unit i
  * at byte offset off + i*len, from in + i*len to out + i*len (in == out is
- * fine), AES-CBC with k; n at most GC_ACCEL_MAX_UNITS.  The IVs: ivs (16
- * bytes each) when given, else hashed here from the 64-byte IV key ivk,
- * SHA256(ivk || LE64(off + i*len)) cut to 16 bytes, as multi-buffer jobs.
+ * fine), AES-CBC with k; n at most GC_ACCEL_MAX_UNITS.  Unit i's IV:
+ * SHA256(IV key || LE64(off + i*len)) cut to 16 bytes.
  */
-int gc_accel_cbc_run(struct gc_accel *a, struct gc_accel_cbc *k,
-    const uint8_t ivk[64], const uint8_t *ivs, uint64_t off, size_t n,
-    const uint8_t *in, uint8_t *out, size_t len, int enc);
+int gc_accel_cbc_run(struct gc_accel *a, struct gc_accel_cbc *k, uint64_t off,
+    size_t n, const uint8_t *in, uint8_t *out, size_t len, int enc);
+
+/* The IVs of such a run alone, 16 bytes each, into ivs: for a run that the
+ * backend decrypts (gc_accel_decrypts). */
+int gc_accel_cbc_ivs(struct gc_accel *a, struct gc_accel_cbc *k, uint64_t off,
+    size_t n, size_t len, uint8_t *ivs);
 
 /*
- * Whether the IVs are best hashed here (gc_accel_cbc_run with ivs NULL):
- * on a CPU without the SHA extensions.  With them the backend's SHA-256,
- * which absorbs the IV key once and uses them, hashes a run's IVs faster
- * (docs/benchmarks.md).  gc_accel_hash_ivs(-1) is the CPU's choice; 0 or 1
+ * Whether runs are decrypted here too, or only their IVs made here and
+ * the units decrypted by the backend (CBC decryption is parallel inside a
+ * unit, and libgcrypt's VAES code beats ipsec-mb's 8-lane AES-NI code):
+ * here only where ipsec-mb runs its AVX-512 code with VAES, 16 units side
+ * by side (docs/benchmarks.md).  gc_accel_decrypt_runs(-1) is the CPU's
+ * choice; 0 or 1 force one route (the tests run both).
+ */
+bool gc_accel_decrypts(void);
+void gc_accel_decrypt_runs(int how);
+
+/*
+ * How the IVs are hashed: from Nettle's state of the IV key where the CPU
+ * has the SHA extensions (one block per IV, with them), as ipsec-mb's
+ * multi-buffer jobs where it has not (docs/benchmarks.md).
+ * gc_accel_ivs_as_jobs(-1) is the CPU's choice; 0 (Nettle) or 1 (jobs)
  * force one route (the tests run both).
  */
-bool gc_accel_hashes_ivs(void);
-void gc_accel_hash_ivs(int how);
+void gc_accel_ivs_as_jobs(int how);
 
 #endif

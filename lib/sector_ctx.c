@@ -118,7 +118,7 @@ sector_ctx_accel(struct sector_ctx *c, uint64_t k, size_t len)
 		return NULL;
 	if (c->ciph[i].a == NULL && keys_get(c->keys, k, key) == 0) {
 		if (gc_accel_cbc_new(c->accel, key, c->g->keybytes,
-		    &c->ciph[i].a) != 0)
+		    keys_ivk(c->keys), &c->ciph[i].a) != 0)
 			c->ciph[i].a = NULL;
 		geli_wipe(key, sizeof(key));
 	}

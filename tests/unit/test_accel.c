@@ -5,7 +5,7 @@
  * multiple of 512 under its 65534), runs of 1 to 256 units, at offsets
  * that are not the first, both ways, in place: the same bytes as
  * SHA256(IVK || LE64(off)) and one gc_crypt per unit with each backend,
- * with the IVs hashed by the accelerator and given to it.
+ * with the IVs from Nettle's state of the IV key and as ipsec-mb's jobs.
  * Its refusals.  Skipped where no accelerator is in use (not built, no
  * AES-NI, GELI_ACCEL=none).
  */
@@ -25,7 +25,6 @@ static const size_t counts[] = { 1, 2, 3, 16, 64, 256 };
 #define MAXLEN (256 * 65024)
 
 static uint8_t *plain, *ref, *got;
-static uint8_t ivs[256 * 16];
 
 /* The backend's way, unit by unit. */
 static bool
@@ -42,7 +41,6 @@ reference(const uint8_t *key, size_t kb, const uint8_t ivk[64], uint64_t off,
 		le64enc(off8, off + i * len);
 		ok = gc_sha256(ivk, 64, off8, 8, iv) == 0 &&
 		    gc_crypt(c, iv, in + i * len, out + i * len, len, enc) == 0;
-		memcpy(ivs + i * 16, iv, 16);
 	}
 	gc_cipher_free(c);
 	return ok;
@@ -56,12 +54,12 @@ test_same(struct gc_accel *a, const char *be, unsigned kb)
 
 	geli_random(key, sizeof(key));
 	geli_random(ivk, sizeof(ivk));
-	if (gc_accel_cbc_new(a, key, kb, &k) != 0) {
+	if (gc_accel_cbc_new(a, key, kb, ivk, &k) != 0) {
 		tap_ok(0, "[%s] AES-CBC-%u: keyed", be, kb * 8);
 		return;
 	}
 	for (size_t z = 0; z < NELEM(units); z++) {
-		/* [0]: IVs hashed by the accelerator, [1]: IVs given. */
+		/* [0]: IVs from Nettle's state, [1]: as ipsec-mb's jobs. */
 		bool enc[2] = { true, true }, dec[2] = { true, true };
 
 		for (size_t j = 0; j < NELEM(counts); j++) {
@@ -72,19 +70,19 @@ test_same(struct gc_accel *a, const char *be, unsigned kb)
 			if (!reference(key, kb, ivk, off, n, plain, ref, len, 1))
 				enc[0] = enc[1] = false;
 			for (int g = 0; g < 2; g++) {
-				const uint8_t *v = g ? ivs : NULL;
-
+				gc_accel_ivs_as_jobs(g);
 				memcpy(got, plain, n * len);
-				if (gc_accel_cbc_run(a, k, ivk, v, off, n, got, got,
-				    len, 1) != 0 || memcmp(got, ref, n * len) != 0)
+				if (gc_accel_cbc_run(a, k, off, n, got, got, len,
+				    1) != 0 || memcmp(got, ref, n * len) != 0)
 					enc[g] = false;
-				if (gc_accel_cbc_run(a, k, ivk, v, off, n, ref, got,
-				    len, 0) != 0 || memcmp(got, plain, n * len) != 0)
+				if (gc_accel_cbc_run(a, k, off, n, ref, got, len,
+				    0) != 0 || memcmp(got, plain, n * len) != 0)
 					dec[g] = false;
 			}
 		}
 		for (int g = 0; g < 2; g++) {
-			const char *how = g ? "IVs given" : "IVs hashed as jobs";
+			const char *how = g ? "IVs hashed as jobs" :
+			    "IVs from the IV key's state";
 
 			tap_ok(enc[g], "[%s] AES-CBC-%u, units of %zu, runs of 1 to "
 			    "256, %s: encrypted as the backend does", be, kb * 8,
@@ -93,6 +91,7 @@ test_same(struct gc_accel *a, const char *be, unsigned kb)
 			    "decrypted back", be, kb * 8, units[z], how);
 		}
 	}
+	gc_accel_ivs_as_jobs(-1);
 	gc_accel_cbc_free(k);
 }
 
@@ -102,19 +101,19 @@ test_refusals(struct gc_accel *a)
 	struct gc_accel_cbc *k;
 	uint8_t key[32] = { 0 }, ivk[64] = { 0 };
 
-	tap_ok(gc_accel_cbc_new(a, key, 20, &k) == -EINVAL && k == NULL,
+	tap_ok(gc_accel_cbc_new(a, key, 20, ivk, &k) == -EINVAL && k == NULL,
 	    "a 160-bit key: -EINVAL");
-	if (gc_accel_cbc_new(a, key, 16, &k) != 0) {
+	if (gc_accel_cbc_new(a, key, 16, ivk, &k) != 0) {
 		tap_ok(0, "keyed");
 		return;
 	}
-	tap_ok(gc_accel_cbc_run(a, k, ivk, NULL, 0, 2, plain, got, 520, 1) == -EINVAL,
+	tap_ok(gc_accel_cbc_run(a, k, 0, 2, plain, got, 520, 1) == -EINVAL,
 	    "units not a multiple of 16 bytes: -EINVAL");
-	tap_ok(gc_accel_cbc_run(a, k, ivk, NULL, 0, 1, plain, got, 65536, 1) == -EINVAL,
+	tap_ok(gc_accel_cbc_run(a, k, 0, 1, plain, got, 65536, 1) == -EINVAL,
 	    "a unit of 65536 bytes (over 65534): -EINVAL");
-	tap_ok(gc_accel_cbc_run(a, k, ivk, NULL, 0, GC_ACCEL_MAX_UNITS + 1, plain, got,
+	tap_ok(gc_accel_cbc_run(a, k, 0, GC_ACCEL_MAX_UNITS + 1, plain, got,
 	    16, 1) == -EINVAL, "a run of %d units: -EINVAL", GC_ACCEL_MAX_UNITS + 1);
-	tap_ok(gc_accel_cbc_run(a, k, ivk, NULL, 0, 0, plain, got, 512, 1) == 0,
+	tap_ok(gc_accel_cbc_run(a, k, 0, 0, plain, got, 512, 1) == 0,
 	    "a run of none: nothing to do");
 	gc_accel_cbc_free(k);
 }

@@ -225,14 +225,20 @@ main(void)
 	 * in use. */
 	for (unsigned i = 0; (be = geli_crypto_backend(i)) != NULL; i++) {
 		tap_ok(geli_crypto_select(be) == 0, "[%s] selected", be);
-		for (int acc = 0; acc < (gc_accel_name() != NULL ? 3 : 1); acc++) {
-			static const char *const how[] = { "", "+accelerator",
-			    "+accelerator hashing IVs" };
-			char label[64];
+		/* 1-4: its IVs from Nettle's state or as jobs, and runs
+		 * decrypted by it or by the backend. */
+		for (int acc = 0; acc < (gc_accel_name() != NULL ? 5 : 1); acc++) {
+			static const char *const how[] = { "",
+			    "+accelerator (IVs from the IV key's state)",
+			    "+accelerator (IVs from its state; backend decrypts)",
+			    "+accelerator (IVs as jobs)",
+			    "+accelerator (IVs as jobs; the backend decrypts)" };
+			char label[100];
 
 			snprintf(label, sizeof(label), "%s%s", be, how[acc]);
 			geli_crypto_set_accel(acc > 0);
-			gc_accel_hash_ivs(acc - 1);	/* 1: given, 2: its own */
+			gc_accel_ivs_as_jobs(acc > 2);
+			gc_accel_decrypt_runs(acc % 2);
 			for (size_t c = 0; c < NELEM(ciphers); c++) {
 				for (size_t z = 0; z < NELEM(sizes); z++) {
 					test_runs(label, ciphers[c].ealgo,

@@ -263,6 +263,7 @@ measure_baseline(const struct config *c, const struct bench_opts *o,
 	case BASE_BACKEND:
 		return baseline_backend(c, o, buf, s);
 	case BASE_NONE:
+	case BASE_NOACCEL:	/* the data path itself: measure() */
 		break;
 	}
 	return -EINVAL;

@@ -247,6 +247,12 @@ measure(const struct config *c, const struct bench_opts *o, uint8_t *buf,
 	struct geli_volume *v;
 	int error;
 
+	if (c->base == BASE_NOACCEL) {
+		geli_crypto_set_accel(false);
+		error = measure_cipher(c, o, buf, s);
+		geli_crypto_set_accel(true);
+		return error;
+	}
 	if (c->base != BASE_NONE)
 		return measure_baseline(c, o, buf, s);
 	if (o->cipher_only)

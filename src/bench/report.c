@@ -8,6 +8,7 @@
 
 #include <openssl/crypto.h>
 
+#include "accel.h"
 #include "geli.h"
 #include "study.h"
 
@@ -48,6 +49,7 @@ base_word(const struct config *c)
 	case BASE_OPENSSL:	return "openssl-speed";
 	case BASE_BACKEND:	return "backend";
 	case BASE_FUSE:		return "fuse-passthrough";
+	case BASE_NOACCEL:	return "no-accelerator";
 	case BASE_NONE:		break;
 	}
 	return NULL;
@@ -62,6 +64,7 @@ row_name(const struct config *c)
 	case BASE_OPENSSL:	return " openssl speed";
 	case BASE_BACKEND:	return " backend alone";
 	case BASE_FUSE:		return "FUSE passthrough";
+	case BASE_NOACCEL:	return " no accelerator";
 	case BASE_NONE:		break;
 	}
 	return c->ealgo == 0 ? "raw (no GELI)" : c->label;
@@ -470,7 +473,10 @@ report_table(const struct bench_opts *o, const struct config *cfg, int ncfg,
 		printf("backend alone: the crypto backend through libgeli's seam, keyed once,\n"
 		    "one IV per sector given (no range keys, no IV hashing, no pool).\n"
 		    "openssl speed: `openssl speed -evp` of the cipher on a buffer of a\n"
-		    "sector's size under one IV, one thread, as openssl times it.\n");
+		    "sector's size under one IV, one thread, as openssl times it.\n"
+		    "%s", gc_accel_name() != NULL ? "no accelerator: the data path with "
+		    "the AES-CBC accelerator switched off\n(each sector on the backend, its "
+		    "IV hashed by the backend).\n" : "");
 	if (o->baselines && o->attached)
 		printf("FUSE passthrough: a memory file served through geli attach's FUSE\n"
 		    "front end, without GELI.\n");

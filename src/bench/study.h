@@ -24,6 +24,7 @@ enum baseline {
 	BASE_OPENSSL,	/* `openssl speed -evp` of the cipher at the sector size */
 	BASE_BACKEND,	/* the crypto backend alone: keyed once, IVs given */
 	BASE_FUSE,	/* a plain FUSE passthrough of a memory file */
+	BASE_NOACCEL,	/* the data path without the AES-CBC accelerator */
 };
 
 struct config {

@@ -88,6 +88,19 @@ assert r[3]["target"] == "openssl" and r[2]["target"] == "cipher"
 ' "$T/out"
 run "$GELI" bench --quick --cipher-only --baselines --ealgo null
 check "--baselines: NULL has none" test "$(grep -cE '^ (backend alone|openssl speed) ' "$T/out")" = 0
+# AES-CBC with its accelerator in use: the data path without it too, also in
+# --no-aesni's child (the same rows); none with GELI_ACCEL=none.
+run "$GELI" bench --quick --cipher-only --baselines --no-aesni --ealgo aes-cbc --keylen 128 --threads 1
+if grep -q "AES-CBC runs through" "$T/out"; then
+	check "--baselines on AES-CBC: a row without the accelerator, measured with and without AES-NI" \
+		grep -qE "^ no accelerator +128 +4096 +- +[0-9]+ +[0-9]+ .* [0-9.]+x$" "$T/out"
+	GELI_ACCEL=none run "$GELI" bench --quick --cipher-only --baselines --ealgo aes-cbc --keylen 128 --threads 1
+	check "... none with GELI_ACCEL=none" \
+		eval 'test $rc = 0 && ! grep -q "^ no accelerator" "$T/out"'
+else
+	check "--baselines on AES-CBC without an accelerator: no row for it" \
+		eval 'test $rc = 0 && ! grep -q "^ no accelerator" "$T/out"'
+fi
 expect_err "--baselines without --cipher-only or --attached" \
 	"geli: --baselines goes with --cipher-only or --attached." -- "$GELI" bench --baselines
 

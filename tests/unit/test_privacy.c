@@ -9,9 +9,10 @@
  *
  * for runs of 1, 7 and 300 sectors (more than one batch), starting at 0 and
  * 3 sectors before a range key changes, in place and out of place, with
- * both backends, each without and with the AES-CBC accelerator (accel.h),
- * the IVs given to it and hashed by it; holes (all-zero sectors) inside a run read as zeros; and a
- * NULL volume derives no range key.
+ * both backends, each without and with the AES-CBC accelerator (accel.h):
+ * its IVs from Nettle's state and as ipsec-mb's jobs, runs decrypted by it
+ * and by the backend; holes (all-zero sectors) inside a run read as zeros;
+ * and a NULL volume derives no range key.
  */
 #include <stdlib.h>
 #include <sys/mman.h>

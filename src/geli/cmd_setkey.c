@@ -29,12 +29,18 @@ setkey_detached(struct opts *o, struct mdsrc *src, struct geli_metadata *md)
 	 * iterations), with the same words.  The old key opens any slot.
 	 */
 	error = geli_unlock_check(NULL, md, -1, GELI_UNLOCK_SLOTS);
-	if (error == 0 && (keysrc_new(o, false, &ks) != 0 ||
-	    keysrc_keymat(ks, md, &km) != 0))
+	if (error == 0 && keysrc_new(o, false, &ks) != 0)
 		goto out;
-	if (error == 0)
-		error = geli_unlock(NULL, md, &km, -1, GELI_UNLOCK_SLOTS, mkey,
-		    &nkey);
+	/* Asked through the agents, a wrong passphrase is asked again. */
+	if (error == 0) {
+		keysrc_for(ks, src->name);
+		do {
+			if (keysrc_keymat(ks, md, &km) != 0)
+				goto out;
+			error = geli_unlock(NULL, md, &km, -1,
+			    GELI_UNLOCK_SLOTS, mkey, &nkey);
+		} while (error == -GELI_EWRONGKEY && keysrc_again(ks));
+	}
 	keysrc_free(ks);
 	ks = NULL;
 	if (error != 0) {

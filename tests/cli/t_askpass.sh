@@ -9,7 +9,8 @@
 # third with another one: the cached passphrase fails, the agent asks, a
 # wrong answer is asked again (GELI_ASKPASS_TRIES), the right one opens it
 # and is cached too; with the tries used up attach fails as always; resume
-# takes the cached one.  The passphrase is in no argv or environment of
+# takes the cached one; setkey of a detached provider asks for its old
+# passphrase after the cached ones fail.  The passphrase is in no argv or environment of
 # geli's processes.
 . "$(dirname "$0")/lib.sh"
 need_fuse || { done_testing; exit; }
@@ -98,6 +99,18 @@ check "... after exactly the tries allowed" test "$(questions "$T/p4.img")" = 2
 run setsid -w "$GELI" resume "$T/p1.img"
 check "resume without a terminal: from the cache, no question" \
 	eval 'test $rc = 0 && ! "$GELI" status -s p1.img | grep -q SUSPENDED && test "$(questions "$T/p1.img")" = 1'
+
+# setkey of a detached provider: its old passphrase through the agent (the
+# cached ones fail first), the new one from a file.
+passfile "$T/delta" "delta passphrase"
+env setsid -w "$GELI" setkey -n 0 -i 1000 -J "$T/delta" "$T/p4.img" </dev/null >/dev/null 2>"$T/a.err" &
+apid=$!
+check "setkey without a terminal: the agent asks for the old passphrase" \
+	answer "$T/p4.img" 3 "gamma passphrase"
+wait "$apid"; rc=$?
+check "... and the new one opens the provider" \
+	eval 'test $rc = 0 && "$GELI" attach -j "$T/delta" "$T/p4.img" && attached p4.img'
+"$GELI" detach p4.img
 
 run env GELI_ASKPASS=tty setsid -w "$GELI" attach "$T/p4.img"
 check "GELI_ASKPASS=tty: no terminal, no agent" \

@@ -217,8 +217,9 @@ GELI_API const char *geli_crypto_version(void);
  * "intel-aesni:intel-avx2:..."), or NULL when it does not say (OpenSSL). */
 GELI_API const char *geli_crypto_hwfeatures(void);
 /*
- * The accelerator of AES-CBC runs in use ("ipsec-mb 1.3.0 (avx512)": Intel's
- * multi-buffer library, for many sectors at once), or NULL: not built, no
+ * The accelerator of AES-CBC runs in use, with what it runs ("ipsec-mb 1.3.0
+ * (avx512, encryption and decryption)", "ipsec-mb 1.3.0 (avx2, encryption)":
+ * Intel's multi-buffer library, for many sectors at once), or NULL: not built, no
  * AES-NI, $GELI_ACCEL=none, or switched off here.  Everything else, and
  * single sectors, stay on the backend.
  */

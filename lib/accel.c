@@ -20,7 +20,9 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,10 +64,36 @@ gc_accel_enabled(void)
 	    gc_accel_name() != NULL;
 }
 
+/* The accelerator's name with what it runs: encryption, and decryption
+ * where it decrypts (gc_accel_decrypts). */
+static char said[2][96];
+static pthread_once_t said_once = PTHREAD_ONCE_INIT;
+
+static void
+say_routes(void)
+{
+	const char *n = gc_accel_name();
+	size_t len;
+
+	if (n == NULL)
+		return;
+	len = strlen(n);
+	/* "ipsec-mb 1.3.0 (avx2)" -> "ipsec-mb 1.3.0 (avx2, encryption)" */
+	if (len > 0 && n[len - 1] == ')')
+		len--;
+	snprintf(said[0], sizeof(said[0]), "%.*s, encryption%s", (int)len, n,
+	    n + len);
+	snprintf(said[1], sizeof(said[1]), "%.*s, encryption and decryption%s",
+	    (int)len, n, n + len);
+}
+
 const char *
 geli_crypto_accel(void)
 {
-	return gc_accel_enabled() ? gc_accel_name() : NULL;
+	if (!gc_accel_enabled())
+		return NULL;
+	pthread_once(&said_once, say_routes);
+	return said[gc_accel_decrypts() ? 1 : 0];
 }
 
 void
@@ -76,8 +104,6 @@ geli_crypto_set_accel(bool on)
 
 #if GELI_HAVE_IPSECMB
 
-#include <pthread.h>
-#include <stdio.h>
 /* Before the header: its 0.53 compatibility names (SHA1, MD5, ...) would
  * clash with OpenSSL's. */
 #define NO_COMPAT_IMB_API_053

@@ -26,6 +26,9 @@ void secmem_burn_stack(size_t len);
 
 /* ---- provider.c ---------------------------------------------------------- */
 
+/* The alignment p's reads and writes need of a buffer: a page under
+ * O_DIRECT, else 512 (a sector, as every caller has given so far). */
+size_t provider_buffer_align(const struct geli_provider *p);
 /* For geli_volume_grow(): the provider now has this many bytes. */
 void provider_set_mediasize(struct geli_provider *p, uint64_t size);
 /*

@@ -24,6 +24,7 @@ struct geli_provider {
 	const struct geli_provider_ops *ops;
 	void *opaque;
 	bool blockdev;
+	bool direct;			/* opened with O_DIRECT */
 	uint64_t mediasize;
 	uint32_t sectorsize;
 };
@@ -86,6 +87,7 @@ provider_open(const char *path, int flags, int lock, struct geli_provider **out)
 	}
 	if (fcntl(p->fd, F_SETFL, fcntl(p->fd, F_GETFL) & ~O_NONBLOCK) != 0)
 		goto fail;
+	p->direct = (flags & O_DIRECT) != 0;
 	if (lock != 0 && flock(p->fd, lock | LOCK_NB) != 0) {
 		if (errno == EWOULDBLOCK)
 			errno = EPERM;
@@ -137,6 +139,13 @@ geli_provider_query_size(struct geli_provider *p, uint64_t *size)
 		return -errno;
 	*size = (uint64_t)st.st_size;
 	return 0;
+}
+
+size_t
+provider_buffer_align(const struct geli_provider *p)
+{
+	/* O_DIRECT: the logical block size, at most a page; a page is safe. */
+	return p->direct ? 4096 : 512;
 }
 
 void

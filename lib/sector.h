@@ -102,9 +102,20 @@ struct gc_sha256_prefixed *sector_ctx_ivh(struct sector_ctx *c, int *error);
 struct gc_sha256_prefixed *sector_ctx_akh(struct sector_ctx *c, int *error);
 uint8_t *sector_ctx_akoff(struct sector_ctx *c, int *error);
 struct gc_mac *sector_ctx_mac(struct sector_ctx *c, int *error);
-/* The owner's bounce buffer of at least len bytes, page-aligned (O_DIRECT
- * providers need that); NULL without memory. */
-uint8_t *sector_ctx_buf(struct sector_ctx *c, size_t len);
+/*
+ * The owner's bounce buffer of at least len bytes, aligned to align (a power
+ * of two, at most a page: what the provider's I/O needs); NULL without
+ * memory.  With beside (the other buffer of an out-of-place transform), its
+ * address lies about half a page from beside's, modulo a page: multi-buffer
+ * CBC walks the sectors of a run in lockstep, and where each sector's input
+ * and output share their page offset, the loads wait on the stores to other
+ * sectors (AES-CBC-128 out of place: 2.9-3.3 GB/s at the same offset, 5.3-6.3
+ * half a page apart; docs/benchmarks.md).  NULL beside: page-aligned.
+ */
+#define BOUNCE_PAGE 4096u
+#define BOUNCE_BESIDE 2048u
+uint8_t *sector_ctx_buf(struct sector_ctx *c, size_t len, const void *beside,
+    size_t align);
 
 /*
  * privacy.c: en/decrypt n consecutive units of len bytes from byte offset

@@ -6,6 +6,7 @@
  * (wiped) on suspend and rebuilt after resume, freed with its bounce buffer.
  * privacy.c and integrity.c reach the keyed objects only through here.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,7 +80,7 @@ sector_ctx_free(struct sector_ctx *c)
 	gc_accel_free(c->accel);
 	gc_mac_free(c->mac);
 	if (c->buf != NULL)
-		geli_wipe(c->buf, c->buflen);
+		geli_wipe(c->buf, c->buflen + BOUNCE_PAGE);
 	free(c->buf);
 	free(c);
 }
@@ -203,18 +204,25 @@ sector_ctx_mac(struct sector_ctx *c, int *error)
 }
 
 uint8_t *
-sector_ctx_buf(struct sector_ctx *c, size_t len)
+sector_ctx_buf(struct sector_ctx *c, size_t len, const void *beside,
+    size_t align)
 {
+	size_t off = 0;
 	void *b;
 
+	if (beside != NULL)
+		off = (((uintptr_t)beside + BOUNCE_BESIDE) & (BOUNCE_PAGE - 1)) &
+		    ~(align - 1);
 	if (c->buflen >= len)
-		return c->buf;
-	if (posix_memalign(&b, 4096, len) != 0)
+		return c->buf + off;
+	/* Room for the largest offset past len. */
+	if (len > SIZE_MAX - BOUNCE_PAGE ||
+	    posix_memalign(&b, BOUNCE_PAGE, len + BOUNCE_PAGE) != 0)
 		return NULL;
 	if (c->buf != NULL)
-		geli_wipe(c->buf, c->buflen);
+		geli_wipe(c->buf, c->buflen + BOUNCE_PAGE);
 	free(c->buf);
 	c->buf = b;
 	c->buflen = len;
-	return b;
+	return c->buf + off;
 }

@@ -335,7 +335,7 @@ geli_volume_read(struct geli_volume *v, void *buf, size_t len, uint64_t off)
 
 		/* Aligned without integrity: decrypt in the caller's buffer. */
 		plain = direct ? out + done :
-		    sector_ctx_buf(c, n * S + n * v->g.bps);
+		    sector_ctx_buf(c, n * S + n * v->g.bps, NULL, 0);
 		if (plain == NULL) {
 			error = -ENOMEM;
 			break;
@@ -384,8 +384,9 @@ geli_volume_write(struct geli_volume *v, const void *buf, size_t len,
 		 * ours (one pass less).  Partial ones: merge in our buffer.
 		 */
 		bool whole = head == 0 && take == n * S;
-		uint8_t *bounce = sector_ctx_buf(c, whole ? n * v->g.bps :
-		    n * S + n * v->g.bps);
+		uint8_t *bounce = whole ? sector_ctx_buf(c, n * v->g.bps,
+		    in + done, provider_buffer_align(v->p)) :
+		    sector_ctx_buf(c, n * S + n * v->g.bps, NULL, 0);
 		if (bounce == NULL) {
 			error = -ENOMEM;
 			break;

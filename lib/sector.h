@@ -73,7 +73,7 @@ struct sector_ctx {
 	uint8_t *akoff;			/* AK || LE64(phys), locked (HMAC/SHA256) */
 	struct gc_mac *mac;
 	uint8_t *buf;			/* the owner's bounce buffer */
-	size_t buflen;
+	size_t buflen;			/* its allocation: a page more than asked */
 	uint8_t ivs[SECTOR_BATCH * SECTOR_IVMAX];	/* one batch's IVs */
 };
 
@@ -106,11 +106,11 @@ struct gc_mac *sector_ctx_mac(struct sector_ctx *c, int *error);
  * The owner's bounce buffer of at least len bytes, aligned to align (a power
  * of two, at most a page: what the provider's I/O needs); NULL without
  * memory.  With beside (the other buffer of an out-of-place transform), its
- * address lies about half a page from beside's, modulo a page: multi-buffer
- * CBC walks the sectors of a run in lockstep, and where each sector's input
- * and output share their page offset, the loads wait on the stores to other
- * sectors (AES-CBC-128 out of place: 2.9-3.3 GB/s at the same offset, 5.3-6.3
- * half a page apart; docs/benchmarks.md).  NULL beside: page-aligned.
+ * address lies half a page from beside's, modulo a page: multi-buffer CBC
+ * walks the sectors of a run side by side, and with each sector's input and
+ * output at the same page offset it ran at half speed (AES-CBC-128 out of
+ * place, one thread: 2.4-3.5 GB/s, against 4.2-6.3 with the output 512 to
+ * 3968 bytes above; docs/benchmarks.md).  NULL beside: page-aligned.
  */
 #define BOUNCE_PAGE 4096u
 #define BOUNCE_BESIDE 2048u

@@ -80,7 +80,7 @@ sector_ctx_free(struct sector_ctx *c)
 	gc_accel_free(c->accel);
 	gc_mac_free(c->mac);
 	if (c->buf != NULL)
-		geli_wipe(c->buf, c->buflen + BOUNCE_PAGE);
+		geli_wipe(c->buf, c->buflen);
 	free(c->buf);
 	free(c);
 }
@@ -213,16 +213,17 @@ sector_ctx_buf(struct sector_ctx *c, size_t len, const void *beside,
 	if (beside != NULL)
 		off = (((uintptr_t)beside + BOUNCE_BESIDE) & (BOUNCE_PAGE - 1)) &
 		    ~(align - 1);
-	if (c->buflen >= len)
+	/* A page more than len: room for the largest offset. */
+	if (len > SIZE_MAX - BOUNCE_PAGE)
+		return NULL;
+	if (c->buflen >= len + BOUNCE_PAGE)
 		return c->buf + off;
-	/* Room for the largest offset past len. */
-	if (len > SIZE_MAX - BOUNCE_PAGE ||
-	    posix_memalign(&b, BOUNCE_PAGE, len + BOUNCE_PAGE) != 0)
+	if (posix_memalign(&b, BOUNCE_PAGE, len + BOUNCE_PAGE) != 0)
 		return NULL;
 	if (c->buf != NULL)
-		geli_wipe(c->buf, c->buflen + BOUNCE_PAGE);
+		geli_wipe(c->buf, c->buflen);
 	free(c->buf);
 	c->buf = b;
-	c->buflen = len;
+	c->buflen = len + BOUNCE_PAGE;
 	return c->buf + off;
 }

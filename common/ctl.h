@@ -23,7 +23,7 @@
 #include "geli.h"
 
 #define CTL_MAX		8192	/* bytes of a packet, either way */
-#define CTL_VERSION	2
+#define CTL_VERSION	3
 
 enum ctl_verb {
 	CTL_STATUS = 1,
@@ -84,6 +84,7 @@ struct ctl_status {
 	char provpath[1024];	/* the absolute path served */
 	char elipath[1024];	/* the .eli file */
 	char loop[64];		/* the loop device, or "" */
+	char dev[1024];		/* its stable name (devlink_path), or "" */
 	int32_t pid;
 	uint32_t flags;		/* runtime flags, GELI_FLAG_SUSPEND included */
 	uint16_t ealgo, aalgo, keylen;

@@ -134,11 +134,99 @@ rundir_clean_stale(const char *name)
 	 * still there). */
 	if (error != -ENOENT && error != -ECONNREFUSED)
 		return;
+	/* (first: it is known by the loop device's file, removed next) */
+	devlink_remove(name, NULL);
 	if (rundir_entry(NULL, name, RUNDIR_ELI, path, sizeof(path)) == 0) {
 		(void)umount2(path, MNT_DETACH);
 		(void)unlink(path);
 	}
 	if (rundir_entry(NULL, name, RUNDIR_CTL, path, sizeof(path)) == 0)
+		(void)unlink(path);
+}
+
+int
+devlink_path(const char *name, char *buf, size_t len)
+{
+	const char *d = getenv("GELI_DEVDIR");
+
+	return path_of(d != NULL && *d != '\0' ? d : "/dev", name, ".eli",
+	    buf, len);
+}
+
+/*
+ * Is the link at path one that a daemon of name in this run directory
+ * left (or is about to replace)?  Its target is gone, or is a loop device
+ * on our NAME.eli (a daemon killed with -9 leaves its loop device).
+ */
+static bool
+devlink_ours(const char *path, const char *name)
+{
+	char target[4096], sys[128], back[4096], eli[4096];
+	const char *base;
+	struct stat st;
+	ssize_t n;
+	FILE *f;
+
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return false;
+	target[n] = '\0';
+	if (stat(path, &st) != 0)
+		return errno == ENOENT;
+	base = strrchr(target, '/') != NULL ? strrchr(target, '/') + 1 : target;
+	if (!S_ISBLK(st.st_mode) || strncmp(base, "loop", 4) != 0 ||
+	    rundir_entry(NULL, name, RUNDIR_ELI, eli, sizeof(eli)) != 0)
+		return false;
+	snprintf(sys, sizeof(sys), "/sys/block/%.64s/loop/backing_file", base);
+	if ((f = fopen(sys, "re")) == NULL)
+		return false;
+	if (fgets(back, sizeof(back), f) == NULL)
+		back[0] = '\0';
+	fclose(f);
+	back[strcspn(back, "\n")] = '\0';
+	/* (the kernel adds " (deleted)" once the file is gone) */
+	return strncmp(back, eli, strlen(eli)) == 0 &&
+	    (back[strlen(eli)] == '\0' || back[strlen(eli)] == ' ');
+}
+
+int
+devlink_make(const char *name, const char *dev)
+{
+	char path[4096], tmp[4200];
+	struct stat st;
+
+	if (devlink_path(name, path, sizeof(path)) != 0)
+		return -ENAMETOOLONG;
+	if (lstat(path, &st) == 0 &&
+	    (!S_ISLNK(st.st_mode) || !devlink_ours(path, name)))
+		return -EEXIST;
+	/* Made beside it and renamed over it: the name never points at
+	 * nothing while it is replaced. */
+	snprintf(tmp, sizeof(tmp), "%s.%ld.new", path, (long)getpid());
+	(void)unlink(tmp);
+	if (symlink(dev, tmp) != 0)
+		return -errno;
+	if (rename(tmp, path) != 0) {
+		int error = -errno;
+		(void)unlink(tmp);
+		return error;
+	}
+	return 0;
+}
+
+void
+devlink_remove(const char *name, const char *dev)
+{
+	char path[4096], target[4096];
+	ssize_t n;
+
+	if (devlink_path(name, path, sizeof(path)) != 0)
+		return;
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return;
+	target[n] = '\0';
+	if (dev != NULL ? strcmp(target, dev) == 0 : devlink_ours(path, name))
 		(void)unlink(path);
 }
 

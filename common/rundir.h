@@ -12,6 +12,9 @@
  *     NAME.log   the daemon's log, in FreeBSD's kernel words
  *     .attach.lock   taken by attaches from their stale-file check until
  *                    their daemon answers
+ *
+ *   and $GELI_DEVDIR (default /dev)/NAME.eli, the stable name of its block
+ *   device (devlink_path).
  */
 #ifndef GELI_COMMON_RUNDIR_H
 #define GELI_COMMON_RUNDIR_H
@@ -53,6 +56,26 @@ void rundir_clean_stale(const char *name);
  */
 int rundir_lock(void);
 void rundir_unlock(int fd);
+
+/*
+ * The stable block-device name of the provider attached as name, as
+ * FreeBSD's /dev/ada1.eli: $GELI_DEVDIR/NAME.eli (default /dev/NAME.eli), a
+ * symbolic link to the block device the daemon made (the loop device of
+ * attach -L), made by the daemon itself (no udev needs to run) and removed
+ * when it ends.  A pool or an fstab that records the name finds the
+ * provider whichever device it is attached as next.
+ */
+int devlink_path(const char *name, char *buf, size_t len);
+/*
+ * name's link made to point at dev (an absolute path).  A link left by an
+ * earlier daemon of the same name (to nothing, or to a loop device on this
+ * run directory's NAME.eli) is replaced; anything else there is kept and
+ * the answer is -EEXIST.  0 or -errno.
+ */
+int devlink_make(const char *name, const char *dev);
+/* name's link removed, if it still points at dev (NULL: at a device that a
+ * daemon of ours left, as devlink_make replaces). */
+void devlink_remove(const char *name, const char *dev);
 
 /* A daemon: its PID (0: none) and start time, against PID reuse. */
 struct daemon_ref {

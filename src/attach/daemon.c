@@ -32,6 +32,7 @@ teardown(struct dmn *d)
 	/* A conversion pauses at the end of its chunk; the journal stays. */
 	dmn_convert_pause(d);
 	if (d->loop.path[0] != '\0') {
+		devlink_remove(d->name, d->loop.path);
 		error = loop_detach(&d->loop);
 		/* -ENXIO: removed under us, and maybe someone else's now. */
 		if (error != 0 && error != -ENXIO)
@@ -210,6 +211,15 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 		if (error != 0) {
 			status_msg(stfd, false, "Cannot create a loop device on "
 			    "%s: %s.", d->elipath, strerror(-error));
+			teardown(d);
+			_exit(1);
+		}
+		if ((error = devlink_make(d->name, d->loop.path)) != 0) {
+			char path[4096];
+
+			(void)devlink_path(d->name, path, sizeof(path));
+			status_msg(stfd, false, "Cannot create %s: %s.", path,
+			    strerror(-error));
 			teardown(d);
 			_exit(1);
 		}

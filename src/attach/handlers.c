@@ -17,6 +17,7 @@
 #include "ctl.h"
 #include "dmn.h"
 #include "loopdev.h"
+#include "rundir.h"
 #include "msg.h"
 
 /* The reply says code in the kernel's words for op (and step). */
@@ -56,6 +57,9 @@ do_status(struct dmn *d, struct ctl_reply *rp)
 	snprintf(s->provpath, sizeof(s->provpath), "%s", d->provpath);
 	snprintf(s->elipath, sizeof(s->elipath), "%s", d->elipath);
 	snprintf(s->loop, sizeof(s->loop), "%s", d->loop.path);
+	if (d->loop.path[0] == '\0' ||
+	    devlink_path(d->name, s->dev, sizeof(s->dev)) != 0)
+		s->dev[0] = '\0';
 	s->pid = (int32_t)getpid();
 	s->flags = dmn_flags(d);
 	s->ealgo = md->ealgo;

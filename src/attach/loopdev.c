@@ -22,6 +22,7 @@ loop_attach(const char *file, uint32_t bs, bool readonly, struct loopdev *l)
 	int ctl, lfd, ffd, n, error = -EBUSY;
 
 	l->path[0] = '\0';
+	l->fd = -1;
 	ffd = open(file, (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
 	if (ffd < 0)
 		return -errno;
@@ -54,10 +55,14 @@ loop_attach(const char *file, uint32_t bs, bool readonly, struct loopdev *l)
 		memset(&cfg, 0, sizeof(cfg));
 		cfg.fd = (uint32_t)ffd;
 		cfg.block_size = bs;
-		cfg.info.lo_flags = readonly ? LO_FLAGS_READ_ONLY : 0;
+		cfg.info.lo_flags = LO_FLAGS_AUTOCLEAR |
+		    (readonly ? LO_FLAGS_READ_ONLY : 0);
 		snprintf((char *)cfg.info.lo_file_name, LO_NAME_SIZE, "%s", file);
 		error = ioctl(lfd, LOOP_CONFIGURE, &cfg) == 0 ? 0 : -errno;
-		close(lfd);
+		if (error == 0)
+			l->fd = lfd;
+		else
+			close(lfd);
 	}
 	if (error != 0)
 		l->path[0] = '\0';
@@ -98,11 +103,16 @@ open_ours(const struct loopdev *l, int flags)
 }
 
 int
-loop_detach(const struct loopdev *l)
+loop_detach(struct loopdev *l)
 {
 	int fd, error = 0;
 
 	fd = open_ours(l, O_RDONLY);
+	/* The device clears itself at its last close: ours, unless someone
+	 * else still holds it (detach -f). */
+	if (l->fd >= 0)
+		close(l->fd);
+	l->fd = -1;
 	if (fd < 0)
 		return fd;
 	for (int tries = 0; tries < 50; tries++) {

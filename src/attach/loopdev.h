@@ -15,17 +15,23 @@
 struct loopdev {
 	char path[64];		/* "": none */
 	uint64_t fdev, fino;
+	int fd;			/* held open while attached (see loop_attach) */
 };
 
-/* A free loop device backed by file, with logical block size bs (512..4096). */
+/*
+ * A free loop device backed by file, with logical block size bs
+ * (512..4096).  It is set to clear itself at its last close
+ * (LO_FLAGS_AUTOCLEAR) and l->fd holds it open: a daemon killed with -9
+ * leaves no loop device behind once its users (a mount, a pool) let go.
+ */
 int loop_attach(const char *file, uint32_t bs, bool readonly,
     struct loopdev *l);
 /*
  * The next four act on the device only while it is still backed by the same
  * file (it may have been removed and given to something else): -ENXIO, or
- * false, when it is not.
+ * false, when it is not.  loop_detach also lets go of l->fd.
  */
-int loop_detach(const struct loopdev *l);
+int loop_detach(struct loopdev *l);
 /* Re-read the backing file's size. */
 int loop_set_capacity(const struct loopdev *l);
 /*

@@ -128,6 +128,8 @@ list_one(const struct ctl_status *st)
 	printf("   Mediasize: %ju (%s)\n", (uintmax_t)st->mediasize, h);
 	printf("   Sectorsize: %u\n", (unsigned)st->sectorsize);
 	printf("   Mode: r%uw%ue0\n", (unsigned)st->opens, (unsigned)st->wopens);
+	if (st->dev[0] != '\0')
+		printf("   Device: %s\n", st->dev);
 	if (st->loop[0] != '\0')
 		printf("   Loop: %s\n", st->loop);
 	printf("   File: %s\n", st->elipath);

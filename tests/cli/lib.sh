@@ -9,6 +9,10 @@ FIX=$GELI_FIXTURES
 T=$(mktemp -d "/tmp/geli-test.${GELI_TEST_ID:+$GELI_TEST_ID.}XXXXXX")
 export GELI_RUNDIR=$T/run
 export GELI_STATE_DIR=$T/state
+# The stable names of -L's block devices (/dev/NAME.eli for users): the
+# test's own, since tests beside it attach providers of the same names.
+export GELI_DEVDIR=$T/dev
+mkdir -p "$GELI_DEVDIR"
 trap 'cleanup_hooks; cleanup_attached; rm -rf "$T"' EXIT
 trap 'exit 143' TERM INT
 HOOKS=()

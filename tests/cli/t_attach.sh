@@ -31,6 +31,10 @@ check "attach -L reports a loop device" test -b "$loop"
 check "the decrypted provider is a file of the right size" test "$(stat -c %s "$eli")" = $((64 * 1048576 - 4096))
 check "the loop device has the provider's size" test "$(blockdev --getsize64 "$loop")" = $((64 * 1048576 - 4096))
 check "the loop device has the GELI sector size" test "$(blockdev --getss "$loop")" = 4096
+# Its stable name, as FreeBSD's /dev/ada1.eli ($GELI_DEVDIR here).
+check "the stable name $GELI_DEVDIR/disk.img.eli leads to the loop device" \
+	test "$(readlink "$GELI_DEVDIR/disk.img.eli")" = "$loop"
+check "list names the device" bash -c '"$0" list disk.img | grep -qxF "   Device: $1/disk.img.eli"' "$GELI" "$GELI_DEVDIR"
 mkdir -p "$T/mnt"
 check "mkfs.ext4 on the loop device" mkfs.ext4 -q "$loop"
 check "mount it" mount "$loop" "$T/mnt"
@@ -41,12 +45,35 @@ check "umount" umount "$T/mnt"
 expect_ok "detach" "$GELI" detach "$prov"
 check "detach removes the loop device" fails test -e "/sys/block/$(basename "$loop")/loop/backing_file"
 check "detach removes the .eli file" test ! -e "$eli"
+check "detach removes the stable name" test ! -L "$GELI_DEVDIR/disk.img.eli"
 check "the plaintext is not on the disk" fails grep -q "GELI PLAINTEXT MARKER" "$prov"
 run "$GELI" attach -L -j "$T/pass" "$prov"
 loop=$(cat "$T/out")
 mount "$loop" "$T/mnt"
 check "after attaching again the files read back equal" \
 	bash -c 'cmp -s "$0/data" "$1/data" && cmp -s "$0/marker.txt" "$1/marker.txt"' "$T" "$T/mnt"
+
+# A daemon killed with -9 leaves its name, and the next attach takes it
+# over; a name that is not a link of ours is left alone, and attach fails.
+umount "$T/mnt"
+kill -9 "$(cat "$GELI_RUNDIR/disk.img.pid")"
+wait_for fails attached disk.img
+check "a daemon killed with -9 leaves its stable name" test -L "$GELI_DEVDIR/disk.img.eli"
+run "$GELI" attach -L -j "$T/pass" "$prov"
+loop2=$(cat "$T/out")
+check "attach again points the name at the new loop device" \
+	test -n "$loop2" -a "$(readlink "$GELI_DEVDIR/disk.img.eli")" = "$loop2"
+"$GELI" detach "$prov"
+check "the loop device of the killed daemon cleared itself" fails test -e "/sys/block/$(basename "$loop")/loop/backing_file"
+ln -s /dev/null "$GELI_DEVDIR/disk.img.eli"
+expect_err "a stable name that leads elsewhere is kept and attach -L fails" \
+	"geli: Cannot create $GELI_DEVDIR/disk.img.eli: File exists."$'\n'"geli: There was an error with at least one provider." -- "$GELI" attach -L -j "$T/pass" "$prov"
+check "... leaving nothing attached and the link as it was" \
+	test ! -e "$eli" -a "$(readlink "$GELI_DEVDIR/disk.img.eli")" = /dev/null
+rm "$GELI_DEVDIR/disk.img.eli"
+run "$GELI" attach -L -j "$T/pass" "$prov"
+loop=$(cat "$T/out")
+mount "$loop" "$T/mnt"
 
 # Busy: detach refused while mounted; -f forces.
 expect_err "detach of a mounted provider" "geli: Cannot destroy device disk.img.eli (error=16)." -- "$GELI" detach "$prov"

@@ -177,6 +177,7 @@ fill_status(struct ctl_status *s)
 	snprintf(s->provpath, sizeof(s->provpath), "/tmp/p ä");
 	snprintf(s->elipath, sizeof(s->elipath), "/run/geli/disk0.eli");
 	snprintf(s->loop, sizeof(s->loop), "/dev/loop7");
+	snprintf(s->dev, sizeof(s->dev), "/dev/disk0.eli");
 	s->pid = 4242;
 	s->flags = GELI_FLAG_AUTH | GELI_FLAG_SUSPEND | GELI_FLAG_RO;
 	s->ealgo = GELI_ALGO_AES_XTS;

@@ -33,6 +33,11 @@ if [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
 fi
 TEST_PKGS=(python3 openssl util-linux coreutils e2fsprogs mtools grub-common fio strace zfs-fuse systemd tmux valgrind
 	nbdkit libnbd-bin python3-libnbd qemu-utils gdisk sqlite3 tar)
+# The guest lane (tests/vm): qemu, busybox for the initramfs, and what
+# OpenZFS's modules build with (the kernels' gcc-12, make, pahole of
+# dwarves, depmod of kmod); the kernels and OpenZFS come from the archive
+# into tests/vm's cache, not installed.
+VM_PKGS=(qemu-system-x86 busybox-static gcc-12 make dwarves kmod xz-utils file)
 # The Debian packages: dpkg-buildpackage (debian/), checked by lintian.
 DEB_PKGS=(debhelper dpkg-dev lintian)
 # The fuzzers: clang (CC=clang) and its runtimes (libclang_rt.fuzzer).
@@ -185,7 +190,7 @@ demo)
 	demo
 	;;
 test)
-	install_missing "${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${FUZZ_PKGS[@]}" "${DEB_PKGS[@]}"
+	install_missing "${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${FUZZ_PKGS[@]}" "${DEB_PKGS[@]}" "${VM_PKGS[@]}"
 	build build
 	build_debs	# tests/cli/t_deb.sh unpacks them
 	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}

@@ -191,7 +191,15 @@ loop_in_use(const struct loopdev *l)
 	if (fd < 0)
 		return errno == EBUSY;
 	close(fd);
-	return open_elsewhere(l->path);
+	/* An opener that comes and goes is given 2 s: udev probes a block
+	 * device after a writer closes it (a pool just exported), and that
+	 * made "zpool export; geli detach" fail now and then. */
+	for (int i = 0; i < 40; i++) {
+		if (!open_elsewhere(l->path))
+			return false;
+		usleep(50000);
+	}
+	return true;
 }
 
 /* The device's discard limit in sysfs (0: the kernel turned it off). */

@@ -41,7 +41,8 @@ int loop_set_capacity(const struct loopdev *l);
  * device of 512-byte blocks (no smaller size to pass through).
  */
 int loop_refresh_discard(const struct loopdev *l);
-/* True when something (a mount, a process other than us) holds the device. */
+/* True when something (a mount, a process other than us) holds the device;
+ * a process that lets go of it within 2 s does not count. */
 bool loop_in_use(const struct loopdev *l);
 
 #endif

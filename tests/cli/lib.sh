@@ -231,11 +231,34 @@ need_zfs_fuse() {
 	check "zfs-fuse answers" wait_for zpool list
 }
 
-# zpool_scrubbed POOL: POOL's scrub ended (waits up to 30 s).
+# need_zfs: a ZFS for the test's pools: OpenZFS's kernel module where it
+# is loaded (in a guest of tests/vm/run), else a zfs-fuse daemon of the
+# test's own (need_zfs_fuse).  Then ZFS_KIND is openzfs or zfs-fuse, and
+# the providers under a pool are, for OpenZFS, block devices by their
+# stable names (attached with $ZATTACH, -L; in $ZDIR, $GELI_DEVDIR), for
+# zfs-fuse their .eli files (in $ZDIR, the run directory): zdev NAME...
+# gives their paths.  OpenZFS's pools are exported at the end.
+need_zfs() {
+	if [ -c /dev/zfs ] && [ -e /sys/module/zfs/version ]; then
+		ZFS_KIND=openzfs ZATTACH=-L ZDIR=$GELI_DEVDIR
+		on_exit 'for p in $(zpool list -H -o name 2>/dev/null); do zpool export -f "$p" 2>/dev/null; done'
+		check "OpenZFS $(cat /sys/module/zfs/version) answers" zpool list
+		return
+	fi
+	ZFS_KIND=zfs-fuse ZATTACH= ZDIR=$GELI_RUNDIR
+	need_zfs_fuse
+}
+zdev() { local n; for n; do echo "$ZDIR/$n.eli"; done; }
+# zfs_attach GELI-ATTACH-ARGS...: geli attach as the pool's ZFS wants it
+# (the loop devices -L prints, not wanted).
+zfs_attach() { "$GELI" attach $ZATTACH "$@" >/dev/null; }
+
+# zpool_scrubbed POOL: POOL's scrub ended (waits up to 30 s): zfs-fuse
+# says "scrub completed", OpenZFS "scrub repaired".
 zpool_scrubbed() {
 	local i
 	for i in $(seq 300); do
-		zpool status "$1" 2>/dev/null | grep -q 'scrub completed' && return 0
+		zpool status "$1" 2>/dev/null | grep -qE 'scrub (completed|repaired)' && return 0
 		sleep 0.1
 	done
 	return 1

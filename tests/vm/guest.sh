@@ -1,0 +1,64 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# Sourced by the guest lane's own tests (tests/vm/t_*.sh, listed in
+# tests/vm/lane), which run inside a guest of tests/vm/run: lib.sh's
+# helpers, and the stable names in the guest's own /dev, as a user has them.
+. "$(dirname "${BASH_SOURCE[0]}")/../cli/lib.sh"
+if [ "$(hostname)" != geli-vm ] || [ ! -c /dev/zfs ]; then
+	echo "1..0 # SKIP runs in a guest of tests/vm/run (tests/run-suite --vm)"
+	exit 0
+fi
+export GELI_DEVDIR=/dev
+
+# Providers opened by one keyfile, 4096-byte sectors: mkprovs SIZE
+# [INIT-OPTIONS...] -- NAME...: $T/NAME, each initialized.
+head -c 64 /dev/urandom >"$T/key"
+mkprovs() {
+	local size=$1 opts=() n
+	shift
+	while [ "$1" != -- ]; do opts+=("$1"); shift; done
+	shift
+	for n; do
+		mkprov "$T/$n" "$size"
+		"$GELI" init -B none -P -K "$T/key" -s 4096 "${opts[@]}" "$T/$n" >/dev/null 2>&1 ||
+			{ nok "geli init ${opts[*]} $n"; return 1; }
+	done
+}
+# attach_keyed NAME...: attached with -L (their stable names /dev/NAME.eli).
+attach_keyed() { local n a=(); for n; do a+=("$T/$n"); done; "$GELI" attach -p -k "$T/key" -L "${a[@]}" >/dev/null; }
+
+# put_files DIR N: N files of random data (1 MiB each) in DIR, their sums
+# kept; files_ok DIR: every one of them reads back as written.
+put_files() {
+	local i
+	for i in $(seq "$2"); do head -c 1048576 /dev/urandom >"$1/f$i"; done
+	sync
+	(cd "$1" && md5sum f*) >"$T/sums"
+}
+files_ok() { (cd "$1" && md5sum --quiet -c "$T/sums") >/dev/null 2>&1; }
+
+pool_state() { zpool status "$1" 2>/dev/null | sed -n 's/^ *state: //p'; }
+# scrub_clean POOL: a scrub (waited for) ends "with 0 errors" and the pool
+# is healthy.  A member brought back may count checksum errors that the
+# scrub repaired (OpenZFS does, on plain loop devices too; docs/testing.md):
+# then the counts are cleared and a second scrub must find nothing.
+scrub_clean() {
+	local i
+	for i in 1 2; do
+		zpool scrub -w "$1" || return 1
+		zpool status "$1" | grep -q "with 0 errors" || break
+		zpool status -x "$1" | grep -q "is healthy" && return 0
+		zpool clear "$1"
+	done
+	zpool status "$1" | diag
+	return 1
+}
+# zdb_clean POOL: OpenZFS's zdb reads every block of the exported pool
+# and finds the space maps as the blocks say.
+zdb_clean() {
+	zdb -e -p /dev -bc "$1" >"$T/zdb.log" 2>&1
+	grep -q "No leaks" "$T/zdb.log" && return
+	tail -n 20 "$T/zdb.log" | diag
+	return 1
+}
+# loop_of NAME: the loop device /dev/NAME.eli leads to.
+loop_of() { readlink "/dev/$1.eli"; }

@@ -80,6 +80,14 @@ volume_map_open(struct volume_map *m, struct geli_provider *p, uint64_t size)
 	a = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
 	if (a == MAP_FAILED)
 		return;
+	/*
+	 * Never locked: in a process locked with mlockall(MCL_FUTURE), as the
+	 * attach daemon is, every page read through the mapping would stay
+	 * locked, up to the provider's size (seen: a 512 MiB machine whose
+	 * attach daemons the OOM killer took, with 100-150 MiB of the disks
+	 * each, under a pool).  Unlocked, they are page cache like any other.
+	 */
+	(void)munlock(a, (size_t)size);
 	m->base = a;
 	m->len = (size_t)size;
 	m->pagesize = (size_t)sysconf(_SC_PAGESIZE);

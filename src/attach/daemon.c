@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -82,6 +83,32 @@ status_msg(int fd, bool ok, const char *fmt, ...)
 		return;
 }
 
+/*
+ * A process that a block device waits on (the loop device of -L, a pool
+ * over it) must go on under memory pressure, as the kernel's own drivers
+ * do (root's daemons; a user's cannot ask, and serve no block device):
+ * its allocations do not wait for I/O (PR_SET_IO_FLUSHER: reclaim would
+ * wait on writes that only it can finish), and the OOM killer passes it by
+ * (killed, it takes a disk from under a pool), as multipathd and iscsid
+ * are.  Its memory is locked already (geli_protect_process).
+ */
+static void
+serve_block_device(void)
+{
+	int fd;
+
+	if (geteuid() != 0)
+		return;
+	(void)prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0);
+	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (write(fd, "-1000", 5) != 5) {
+			/* (refused: the daemon is still as killable as any) */
+		}
+		close(fd);
+	}
+}
+
 /* The daemon process: never returns. */
 static void __attribute__((noreturn))
 daemon_main(struct dmn *d, int keyfd, int stfd)
@@ -111,6 +138,7 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 		_exit(1);
 	d->sigfd = signalfd(-1, &stop_signals, SFD_CLOEXEC | SFD_NONBLOCK);
 	(void)geli_protect_process(NULL);
+	serve_block_device();
 	fd = open("/dev/null", O_RDWR);
 	if (fd >= 0) {
 		dup2(fd, 0);

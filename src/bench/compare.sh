@@ -3,27 +3,30 @@
 # The data path of two builds of geli, timed in turns by geli bench's own
 # core (docs/benchmarks.md):
 #
-#   src/bench/compare.sh [-r ROUNDS] [-t SECONDS] OLD_GELI NEW_GELI
+#   src/bench/compare.sh [-r ROUNDS] [-t SECONDS] [-A] OLD_GELI NEW_GELI
 #
 # Each round runs both programs, the order swapped every other round:
 #   geli bench --cipher-only (AES-XTS-128, AES-CBC-128, NULL, and AES-XTS-128
 #     with every HMAC; 4096-byte sectors, one thread)
 #   geli bench --attached (AES-XTS-128, 4096-byte sectors, 256 MiB: write and
-#     read through the .eli file; as root with /dev/fuse, else left out)
+#     read through the .eli file; as root with /dev/fuse, else left out;
+#     -A: this one alone)
 # and prints, per configuration, the median of the per-round new/old ratios
 # (min-max) for writes (encryption) and reads (decryption).  A benchmark,
 # not a test: it prints numbers and never fails on them.
 set -u
-rounds=7 secs=1
-while getopts r:t: o; do
+rounds=7 secs=1 attached_only=0
+usage() { echo "usage: $0 [-r ROUNDS] [-t SECONDS] [-A] OLD_GELI NEW_GELI" >&2; exit 2; }
+while getopts r:t:A o; do
 	case $o in
 	r) rounds=$OPTARG ;;
 	t) secs=$OPTARG ;;
-	*) echo "usage: $0 [-r ROUNDS] [-t SECONDS] OLD_GELI NEW_GELI" >&2; exit 2 ;;
+	A) attached_only=1 ;;
+	*) usage ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# = 2 ] || { echo "usage: $0 [-r ROUNDS] [-t SECONDS] OLD_GELI NEW_GELI" >&2; exit 2; }
+[ $# = 2 ] || usage
 old=$1 new=$2
 py=python3
 [ -x /usr/bin/python3 ] && py=/usr/bin/python3
@@ -38,6 +41,11 @@ studies=(
 )
 if [ "$(id -u)" = 0 ] && [ -c /dev/fuse ] && [ -w /dev/shm ]; then
 	studies+=("--attached --ealgo aes-xts --keylen 128 --size 256")
+fi
+if [ $attached_only = 1 ]; then
+	[ "${studies[-1]}" != "${studies[0]}" ] && [[ ${studies[-1]} == --attached* ]] ||
+		{ echo "$0: -A: no attached study here (root and /dev/fuse)" >&2; exit 2; }
+	studies=("${studies[-1]}")
 fi
 
 for r in $(seq "$rounds"); do

@@ -85,6 +85,29 @@ check "forced: gone" test ! -e "$GELI_RUNDIR/disk.img.ctl"
 exec 7<&-
 expect_err "detach of something not attached" "geli: No such device: $prov." -- "$GELI" detach "$prov"
 
+# A daemon under a block device goes on under memory pressure: the OOM
+# killer passes it by (where root may ask: CAP_SYS_RESOURCE, which some
+# containers withhold), and the provider's pages it reads through its
+# mapping stay page cache, not locked memory (they were, up to the disk's
+# size: a 512 MiB guest's OOM killer took the daemons under a pool).
+"$GELI" attach -j "$T/pass" "$prov"
+dpid=$(cat "$GELI_RUNDIR/disk.img.pid")
+if [ $(( 0x$(awk '/^CapEff/ { print $2 }' /proc/self/status) >> 24 & 1 )) = 1 ]; then
+	check "the daemon is exempt from the OOM killer" test "$(cat "/proc/$dpid/oom_score_adj")" = -1000
+	# (PF_MEMALLOC_NOIO, the task flag PR_SET_IO_FLUSHER sets: /proc's
+	# stat, the 7th field after the command's name)
+	flags=$(sed 's/.*) //' "/proc/$dpid/stat" | awk '{ print $7 }')
+	check "the daemon is an I/O flusher (flags $flags)" test $(( flags & 0x80000 )) != 0
+else
+	skip "the daemon's OOM exemption: no CAP_SYS_RESOURCE here"
+	skip "the daemon as an I/O flusher: no CAP_SYS_RESOURCE here"
+fi
+dd if="$eli" of=/dev/null bs=1M status=none
+lck=$(awk '/^Locked:/ { print $2 }' "/proc/$dpid/smaps_rollup")
+check "reading the whole 64 MiB provider leaves the daemon's locked pages under 32 MiB ($lck KiB)" \
+	test "$lck" -lt 32768
+"$GELI" detach "$prov"
+
 # -r: writes refused, the provider untouched.
 sum=$(md5sum <"$prov")
 expect_ok "attach -r" "$GELI" attach -r -j "$T/pass" "$prov"

@@ -144,13 +144,18 @@ rundir_clean_stale(const char *name)
 		(void)unlink(path);
 }
 
-int
-devlink_path(const char *name, char *buf, size_t len)
+const char *
+devdir(void)
 {
 	const char *d = getenv("GELI_DEVDIR");
 
-	return path_of(d != NULL && *d != '\0' ? d : "/dev", name, ".eli",
-	    buf, len);
+	return d != NULL && *d != '\0' ? d : "/dev";
+}
+
+int
+devlink_path(const char *name, char *buf, size_t len)
+{
+	return path_of(devdir(), name, ".eli", buf, len);
 }
 
 /*

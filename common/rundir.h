@@ -66,6 +66,8 @@ void rundir_unlock(int fd);
  * provider whichever device it is attached as next.
  */
 int devlink_path(const char *name, char *buf, size_t len);
+/* Where the stable names are: $GELI_DEVDIR, else /dev. */
+const char *devdir(void);
 /*
  * name's link made to point at dev (an absolute path).  A link left by an
  * earlier daemon of the same name (to nothing, or to a loop device on this

@@ -42,7 +42,7 @@ usage(void)
 	fprintf(stderr,
 	    "usage: %s list [-d disk]... [-j passfile] [-k keyfile | -K "
 	    "recoverykey] backup\n"
-	    "       %s attach [-r] [-d disk]... [-j passfile] [-k keyfile | -K "
+	    "       %s attach [-L] [-r] [-d disk]... [-j passfile] [-k keyfile | -K "
 	    "recoverykey] backup pool\n", progname, progname);
 	exit(2);
 }
@@ -180,6 +180,8 @@ geli_attach(const struct opts *o, const struct keys *k, const char *dev)
 	argv[n++] = "attach";
 	if (o->readonly)
 		argv[n++] = "-r";
+	if (o->blockdev)
+		argv[n++] = "-L";
 	argv[n++] = "-k";
 	argv[n++] = "-";
 	argv[n++] = k->pass != NULL ? "-j" : "-p";
@@ -303,7 +305,8 @@ cmd_attach(const struct opts *o, const char *path, const char *poolname)
 		    "DEGRADED, or will not import if it lacks more than its "
 		    "redundancy.\n", p->nproviders - done,
 		    p->nproviders - done == 1 ? " is" : "s are");
-	printf("Import it with:\n  zpool import -d %s%s %s\n", rundir(),
+	printf("Import it with:\n  zpool import -d %s%s %s\n",
+	    o->blockdev ? devdir() : rundir(),
 	    o->readonly ? " -o readonly=on" : "", p->name);
 	printf("Detach the disks after zpool export with:\n  geli detach");
 	for (size_t i = 0; i < done; i++)
@@ -335,7 +338,7 @@ main(int argc, char **argv)
 	}
 	argv++;
 	argc--;
-	while ((c = getopt(argc, argv, "d:j:k:K:r")) != -1) {
+	while ((c = getopt(argc, argv, "d:j:k:K:Lr")) != -1) {
 		switch (c) {
 		case 'd':
 			if (o.ndisks == MAXDISKS) {
@@ -353,10 +356,14 @@ main(int argc, char **argv)
 		case 'K':
 			o.recovery = optarg;
 			break;
+		case 'L':
 		case 'r':
 			if (strcmp(verb, "attach") != 0)
 				usage();
-			o.readonly = true;
+			if (c == 'L')
+				o.blockdev = true;
+			else
+				o.readonly = true;
 			break;
 		default:
 			usage();

@@ -19,6 +19,7 @@ struct opts {
 	size_t ndisks;
 	const char *keyfile, *recovery, *passfile;
 	bool readonly;
+	bool blockdev;	/* -L: geli attach -L, the pool found in the device directory */
 };
 
 /* Where each provider of a pool is, and whether the key opens it. */

@@ -242,7 +242,7 @@ need_zfs() {
 	if [ -c /dev/zfs ] && [ -e /sys/module/zfs/version ]; then
 		ZFS_KIND=openzfs ZATTACH=-L ZDIR=$GELI_DEVDIR
 		on_exit 'for p in $(zpool list -H -o name 2>/dev/null); do zpool export -f "$p" 2>/dev/null; done'
-		check "OpenZFS $(cat /sys/module/zfs/version) answers" zpool list
+		check "OpenZFS $(cat /sys/module/zfs/version) answers" eval 'zpool list >/dev/null'
 		return
 	fi
 	ZFS_KIND=zfs-fuse ZATTACH= ZDIR=$GELI_RUNDIR

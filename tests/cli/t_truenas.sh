@@ -8,11 +8,15 @@
 # pool with a recovery key, a pool with a passphrase), and configuration
 # backups of each shape: 11.x and 12+ databases in a tar with geli/, a tar
 # without, a bare .db, a 9.3 database with stale ada1p2 names, a SCALE
-# 23.10 one.  The pool imported with zfs-fuse from a read-only attach, its
-# files intact and its disks unchanged; a disk missing; wrong keys; the swap
-# partitions never opened by it (strace); geli search on disks whose tables are gone.
-# Then docs/truenas.md: each of its command blocks run, in order, with this
-# test's disks for its /dev/sdX, and its outcome checked.
+# 23.10 one.  The pool made as CORE 13.0 made it (on OpenZFS, in a guest of
+# the lane: -o compatibility=openzfs-2.1-freebsd; else on zfs-fuse),
+# imported from a read-only attach (OpenZFS: read-only, from the block
+# devices of attach -L, the disks unchanged after), its files intact; a disk
+# missing; wrong keys; the swap partitions never opened (strace); geli
+# search on disks whose tables are gone.  Then docs/truenas.md: each of its
+# command blocks run, in order, with this test's disks for its /dev/sdX,
+# and its outcome checked (with zfs-fuse: its files, read-write, without
+# ZFS's encryption).
 . "$(dirname "$0")/lib.sh"
 TRUENAS=$(cd "$(dirname "$GELI")/../truenas" && pwd)/geli-truenas
 if [ "$(id -u)" -ne 0 ] || ! losetup -f >/dev/null 2>&1 || ! command -v sgdisk >/dev/null ||
@@ -130,17 +134,24 @@ TN() { "$TRUENAS" "$1" "${DISKS[@]}" "${@:2}"; }
 attached_count() { "$GELI" list 2>/dev/null | grep -c '^Geom name:'; }
 detach_all() { local n; for n in $("$GELI" list 2>/dev/null | sed -n 's/^Geom name: \(.*\)\.eli$/\1/p'); do "$GELI" detach "$n"; done; }
 
-# ---- A pool made on them (zfs-fuse), then put away ------------------------------
-have_zfs=0
-if need_zfs_fuse; then
+# ---- A pool made on them, then put away -----------------------------------------
+have_zfs=0 TNL=() compat=()
+if need_zfs; then
 	have_zfs=1
-	for d in d1 d2 d3 d4; do "$GELI" attach -p -k "$T/tank.key" "$(zpart $d)"; done
-	"$GELI" attach -j "$T/vault.pass" -k "$T/vault.key" "$(zpart d5)"
-	R=$GELI_RUNDIR
-	zpool create -m "$T/mnt/tank" tank raidz "$R/$(basename "$(zpart d1)").eli" \
-		"$R/$(basename "$(zpart d2)").eli" "$R/$(basename "$(zpart d3)").eli" \
-		log "$R/$(basename "$(zpart d4)").eli"
-	zpool create -m "$T/mnt/vault" vault "$R/$(basename "$(zpart d5)").eli"
+	# geli-truenas attach -L for OpenZFS's block devices; CORE 13.0's pools.
+	if [ "$ZFS_KIND" = openzfs ]; then TNL=(-L) compat=(-o compatibility=openzfs-2.1-freebsd); fi
+	for d in d1 d2 d3 d4; do zfs_attach -p -k "$T/tank.key" "$(zpart $d)"; done
+	zfs_attach -j "$T/vault.pass" -k "$T/vault.key" "$(zpart d5)"
+	zn() { zdev "$(basename "$(zpart "$1")")"; }
+	zpool create "${compat[@]}" -m "$T/mnt/tank" tank raidz "$(zn d1)" "$(zn d2)" "$(zn d3)" \
+		log "$(zn d4)"
+	zpool create "${compat[@]}" -m "$T/mnt/vault" vault "$(zn d5)"
+	if [ "$ZFS_KIND" = openzfs ]; then
+		feats=$(zpool get -H -o property,value all tank | awk '$1 ~ /^feature@/ && $2 != "disabled" { print substr($1, 9) }' | sort)
+		extra=$(grep -v '^#' /usr/share/zfs/compatibility.d/openzfs-2.1-freebsd | sort | comm -23 <(echo "$feats") -)
+		check "tank: no feature beyond CORE 13.0's (openzfs-2.1-freebsd)${extra:+: $extra}" test \
+			"$(zpool get -H -o value compatibility tank)" = openzfs-2.1-freebsd -a -z "$extra"
+	fi
 	for p in tank vault; do
 		head -c 3M /dev/urandom >"$T/mnt/$p/data"
 		cp "$T/keys.tar" "$T/mnt/$p/"
@@ -201,10 +212,22 @@ check "read-only: the attached providers are" bash -c '"$1" list | grep -q "Flag
 "$GELI" detach $(sed -n 's/^  geli detach //p' "$T/out")
 check "the printed detach command detaches them" test "$(attached_count)" = 0
 check "the disks are unchanged after the read-only run" test "$(imgsum)" = "$before"
+if [ "$ZFS_KIND" = openzfs ]; then
+	run TN attach -L -r "$T/keys.tar" tank
+	check "attach -L -r: says to import from the block devices" \
+		grep -qx "  zpool import -d $GELI_DEVDIR -o readonly=on tank" "$T/out"
+	zpool import -d "$ZDIR" -o readonly=on tank
+	check "tank imports read-only from them, ONLINE" test \
+		"$(zpool list -H -o health tank 2>/dev/null)/$(zpool get -H -o value readonly tank 2>/dev/null)" = ONLINE/on
+	check "tank: its files intact" sums_ok "$T/mnt/tank" "$T/tank.sums"
+	zpool export tank
+	detach_all
+	check "the disks are unchanged after the read-only import" test "$(imgsum)" = "$before"
+fi
 # zfs-fuse cannot import a pool read-only: the import, read-write.
 if [ $have_zfs = 1 ]; then
-	run TN attach "$T/keys.tar" tank
-	zpool import -d "$GELI_RUNDIR" tank
+	run TN attach "${TNL[@]}" "$T/keys.tar" tank
+	zpool import -d "$ZDIR" tank
 	check "tank imports, ONLINE" test "$(zpool list -H -o health tank 2>/dev/null)" = ONLINE
 	check "tank: its files intact" sums_ok "$T/mnt/tank" "$T/tank.sums"
 	zpool export tank
@@ -213,12 +236,12 @@ fi
 
 # ---- a disk missing --------------------------------------------------------------
 losetup -d "${LOOP[d3]}"
-run TN attach "$T/keys.tar" tank
+run TN attach "${TNL[@]}" "$T/keys.tar" tank
 check "one disk missing: the others attached, DEGRADED said" test "$rc" = 0 -a \
 	"$(attached_count)" = 3 -a "$(grep -c 'DEGRADED' "$T/out")" = 1
 check "... the missing one named" grep -qx "  gptid/$U3: not found" "$T/out"
 if [ $have_zfs = 1 ]; then
-	zpool import -d "$GELI_RUNDIR" tank
+	zpool import -d "$ZDIR" tank
 	check "tank imports DEGRADED" test "$(zpool list -H -o health tank 2>/dev/null)" = DEGRADED
 	check "... its files intact" sums_ok "$T/mnt/tank" "$T/tank.sums"
 	zpool export tank
@@ -233,10 +256,10 @@ run TN attach -j "$T/wrong.pass" "$T/keys.tar" vault
 check "vault, a wrong passphrase: refused, nothing attached" test "$rc" = 1 -a \
 	"$(attached_count)" = 0 -a "$(cat "$T/err")" = \
 	"geli-truenas: Wrong key or passphrase for pool vault: it opens none of its disks; nothing attached."
-run TN attach -j "$T/vault.pass" "$T/keys.tar" vault
+run TN attach "${TNL[@]}" -j "$T/vault.pass" "$T/keys.tar" vault
 check "vault with its passphrase: attached" test "$rc" = 0 -a "$(attached_count)" = 1
 if [ $have_zfs = 1 ]; then
-	zpool import -d "$GELI_RUNDIR" vault
+	zpool import -d "$ZDIR" vault
 	check "vault imports, its files intact" sums_ok "$T/mnt/vault" "$T/vault.sums"
 	zpool export vault
 fi
@@ -330,16 +353,22 @@ if [ $have_zfs = 1 ]; then
 			-e "s#/dev/sd$l\\b#${LOOP[$d]}#g")
 		i=$((i + 1))
 	done
-	# The document's names made this test's: disks, /root, /run/geli, the
-	# pool mounted under $T/mnt; zfs-fuse has no native encryption and no
-	# read-only import (so the attaches are read-write too).
+	# The document's names made this test's: disks, /root, /dev's .eli
+	# names, the pool mounted under $T/mnt.  zfs-fuse finds the providers
+	# as files in the run directory (no -L), and has no native encryption
+	# and no read-only import (so the attaches are read-write too).
+	if [ "$ZFS_KIND" = openzfs ]; then
+		kind=(-e "s#-d /dev #-d $GELI_DEVDIR #")
+	else
+		kind=(-e "s# -L##" -e "s#-d /dev #-d $GELI_RUNDIR #"
+			-e "s#zfs recv -u -o encryption=on -o keyformat=passphrase -o keylocation=[^ ]* #zfs recv -u #"
+			-e "s#zfs mount -l #zfs mount #"
+			-e "s# -o readonly=on##" -e "s#geli-truenas attach -r #geli-truenas attach #"
+			-e "s#geli attach -r #geli attach #")
+	fi
 	localize() {
-		sed "${map[@]}" -e "s#/root/#$T/root/#g" -e "s#/run/geli#$GELI_RUNDIR#g" \
-			-e "s#zpool create newpool #zpool create -m $T/mnt/newpool newpool #" \
-			-e "s#zfs recv -u -o encryption=on -o keyformat=passphrase -o keylocation=[^ ]* #zfs recv -u #" \
-			-e "s#zfs mount -l #zfs mount #" \
-			-e "s# -o readonly=on##" -e "s#geli-truenas attach -r #geli-truenas attach #" \
-			-e "s#geli attach -r #geli attach #"
+		sed "${map[@]}" -e "s#/root/#$T/root/#g" \
+			-e "s#zpool create newpool #zpool create -m $T/mnt/newpool newpool #" "${kind[@]}"
 	}
 	doc() {
 		doc_block "$DOC" "$1" | localize >"$T/block.sh"
@@ -353,6 +382,8 @@ if [ $have_zfs = 1 ]; then
 	check "doc attach: tank imported" test "$rc" = 0 -a \
 		"$(zpool list -H -o health tank 2>/dev/null)" = ONLINE
 	check "doc attach: ... its files intact" sums_ok "$T/mnt/tank" "$T/tank.sums"
+	[ "$ZFS_KIND" = openzfs ] && check "doc attach: ... read-only" test \
+		"$(zpool get -H -o value readonly tank 2>/dev/null)" = on
 	doc downloaded-key
 	check "doc downloaded-key: imported again with the downloaded key" test "$rc" = 0 -a \
 		"$(zpool list -H -o health tank 2>/dev/null)" = ONLINE
@@ -368,11 +399,13 @@ if [ $have_zfs = 1 ]; then
 	mnt=$(zfs get -H -o value mountpoint newpool/tank 2>/dev/null)
 	check "doc send: the pool copied to a new pool and mounted, files intact" test "$rc" = 0 -a \
 		-n "$mnt" && check "doc send: ... its files intact" sums_ok "$mnt" "$T/tank.sums"
+	[ "$ZFS_KIND" = openzfs ] && check "doc send: ... under ZFS's encryption" test \
+		"$(zfs get -H -o value encryption,keystatus newpool/tank 2>/dev/null | tr '\n' ' ')" = "aes-256-gcm available "
 	[ "$rc" = 0 ] || { cat "$T/block.sh" "$T/err" | diag; }
 	zpool export newpool 2>/dev/null
 	zpool export tank 2>/dev/null
 	detach_all
 else
-	skip "docs/truenas.md's blocks: need zfs-fuse"
+	skip "docs/truenas.md's blocks: need a ZFS"
 fi
 done_testing

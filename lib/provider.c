@@ -53,6 +53,26 @@ file_sectorsize(int fd)
  * provider, 0 for none.  A lock that cannot be had is -EPERM, the error of
  * FreeBSD's exclusive open.
  */
+/*
+ * flock(fd, lock) without waiting, but on a block device for up to 3 s:
+ * udev takes a shared lock on a disk while it probes it (systemd's "block
+ * device locking"), after every close of a writer, so a provider attached
+ * again just after its detach found it taken (seen: one attach in three in
+ * a guest with udev, "Operation not permitted").  A holder that stays (an
+ * attached provider's daemon) is still refused, 3 s later.
+ */
+static int
+provider_lock(int fd, int lock, bool blockdev)
+{
+	for (int i = 0; ; i++) {
+		if (flock(fd, lock | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK || !blockdev || i == 300)
+			return -1;
+		usleep(10000);
+	}
+}
+
 static int
 provider_open(const char *path, int flags, int lock, struct geli_provider **out)
 {
@@ -88,7 +108,7 @@ provider_open(const char *path, int flags, int lock, struct geli_provider **out)
 	if (fcntl(p->fd, F_SETFL, fcntl(p->fd, F_GETFL) & ~O_NONBLOCK) != 0)
 		goto fail;
 	p->direct = (flags & O_DIRECT) != 0;
-	if (lock != 0 && flock(p->fd, lock | LOCK_NB) != 0) {
+	if (lock != 0 && provider_lock(p->fd, lock, p->blockdev) != 0) {
 		if (errno == EWOULDBLOCK)
 			errno = EPERM;
 		goto fail;

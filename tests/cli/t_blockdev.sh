@@ -35,4 +35,29 @@ for lbs in 512 4096; do
 	check "$lbs: restored" key_opens "$dev" 0 -j "$T/pass"
 	losetup -d "$dev"
 done
+# udev holds a shared lock on a disk while it probes it, after every
+# writer's close (systemd's block device locking): attach, which locks its
+# provider exclusively, waits that out; a lock that stays refuses it.
+if [ -c /dev/fuse ] && command -v flock >/dev/null; then
+	truncate -s 8M "$T/backl"
+	dev=$(losetup -f --show "$T/backl")
+	on_exit "losetup -d '$dev' 2>/dev/null"
+	"$GELI" init -B none -i 10 -J "$T/pass" "$dev" >/dev/null
+	# hold DEV SECONDS: a shared lock on DEV in a process of its own ($!).
+	hold() { (exec 9<"$1" && flock -s 9 && exec sleep "$2") & }
+	hold "$dev" 1
+	sleep 0.3
+	expect_ok "attach waits out a shared lock held for a moment (udev probing the disk)" \
+		"$GELI" attach -j "$T/pass" "$dev"
+	wait
+	"$GELI" detach "$(basename "$dev")"
+	hold "$dev" 8
+	holder=$!
+	sleep 0.3
+	expect_err "... and is refused by one that stays" \
+		"geli: Cannot open $dev: Operation not permitted."$'\n'"geli: There was an error with at least one provider." \
+		-- "$GELI" attach -j "$T/pass" "$dev"
+	kill $holder
+	wait
+fi
 done_testing

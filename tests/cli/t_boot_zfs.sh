@@ -5,16 +5,26 @@
 # test's own boots as PID 1 of a PID namespace (its own mounts, /run and
 # cgroup), runs geli-generator on the document's /etc/default/geli, and its
 # units attach two of three loop devices (the passphrase typed once, through
-# an agent of the test's own), wait 10 s for the third and fail; zfs-fuse
-# imports the raidz DEGRADED.  Then the third disk appears, systemd attaches
-# it, zpool online: ONLINE, the data unchanged.  Poweroff detaches all.
-# No udev runs on these machines: the test writes udev's database entries for
-# the disks that are there (what systemd reads to know a device) and "plugs"
-# the late one with an entry and a daemon-reload.
+# an agent of the test's own), wait 10 s for the third and fail; ZFS
+# imports the raidz DEGRADED: OpenZFS's module in the guest lane (the
+# providers attached with -L, as the document says; a zfs-import-scan.service
+# of the test's), else zfs-fuse (the document's -L left out, the pool on the
+# .eli files; a zfs-fuse.service of the test's).  Then the third disk
+# appears, systemd attaches it, zpool online: ONLINE, the data unchanged.
+# Poweroff detaches all.
+# The test writes udev's database entries for the disks that are there
+# (what systemd reads to know a device; no udev runs on these machines) and
+# "plugs" the late one with an entry and a daemon-reload.
 . "$(dirname "$0")/lib.sh"
 need_fuse || { done_testing; exit; }
-if ! command -v zfs-fuse >/dev/null || [ ! -x /lib/systemd/systemd ] || ! command -v nsenter >/dev/null; then
-	skip "needs zfs-fuse, systemd and nsenter"; done_testing; exit
+if [ -c /dev/zfs ] && [ -e /sys/module/zfs/version ]; then
+	KIND=openzfs ZUNIT=zfs-import-scan.service ZD=$GELI_DEVDIR
+else
+	KIND=zfs-fuse ZUNIT=zfs-fuse.service ZD=/run/geli
+	command -v zfs-fuse >/dev/null || { skip "needs OpenZFS's module or zfs-fuse"; done_testing; exit; }
+fi
+if [ ! -x /lib/systemd/systemd ] || ! command -v nsenter >/dev/null; then
+	skip "needs systemd and nsenter"; done_testing; exit
 fi
 if [ -d /sys/fs/cgroup/unified ] && [ -d /sys/fs/cgroup/systemd ]; then
 	CG="/sys/fs/cgroup/systemd /sys/fs/cgroup/unified"
@@ -44,25 +54,37 @@ head -c 3000000 /dev/urandom >"$T/data"
 sum=$(sha256sum <"$T/data")
 # Made as on the system that boots: with its paths (/run/geli, a directory
 # of the test's mounted there in a mount namespace of its own, with the
-# zfs-fuse daemon it runs there), as ZFS records them in the pool.
+# zfs-fuse daemon it runs there; OpenZFS: the stable names in $GELI_DEVDIR),
+# as ZFS records them in the pool.
 mkdir -p "$T/rg" "$T/zroot"
+attach_L=
+[ $KIND = openzfs ] && attach_L=-L
 cat >"$T/before.sh" <<EOF
 mount -t tmpfs -o mode=755 tmpfs /run
 mkdir -p /run/geli /run/zfs && mkdir -m 1777 /run/lock && mount --bind "$T/rg" /run/geli || exit 1
 export GELI_RUNDIR=/run/geli
-zfs-fuse --no-daemon --no-kstat-mount & zp=\$!
-trap 'kill \$zp; wait \$zp; for d in $L1 $L2 $L3; do "$GELI" detach -f \$d 2>/dev/null; done' EXIT
-for i in \$(seq 50); do zpool list >/dev/null 2>&1 && break; sleep 0.1; done
-for d in ${DISKS[*]}; do "$GELI" attach -j "$T/pass" \$d || exit 1; done
-zpool create -R "$T/zroot" -m /tank tank raidz /run/geli/$L1.eli /run/geli/$L2.eli /run/geli/$L3.eli &&
+zp=
+trap '[ -n "\$zp" ] && kill \$zp && wait \$zp; for d in $L1 $L2 $L3; do "$GELI" detach -f \$d 2>/dev/null; done' EXIT
+if [ $KIND = zfs-fuse ]; then
+	zfs-fuse --no-daemon --no-kstat-mount & zp=\$!
+	for i in \$(seq 50); do zpool list >/dev/null 2>&1 && break; sleep 0.1; done
+fi
+for d in ${DISKS[*]}; do "$GELI" attach $attach_L -j "$T/pass" \$d >/dev/null || exit 1; done
+zpool create -R "$T/zroot" -m /tank tank raidz $ZD/$L1.eli $ZD/$L2.eli $ZD/$L3.eli &&
 	cp "$T/data" "$T/zroot/tank/data" && zpool export tank
 EOF
 unshare --mount --propagation private bash "$T/before.sh" >"$T/out" 2>&1
 check "a raidz of three GELI disks with a file, exported" test $? = 0
 diag <"$T/out"
 
-# The document's names, the test's: sdb, sdc, sdd are the loop devices.
-localize() { sed -e "s/\bsdb\b/$L1/g" -e "s/\bsdc\b/$L2/g" -e "s/\bsdd\b/$L3/g"; }
+# The document's names, the test's: sdb, sdc, sdd are the loop devices,
+# their .eli names in $ZD (zfs-fuse: the files, attached without -L).
+nol=()
+[ $KIND = openzfs ] || nol=(-e '/_flags="-L"/d')
+localize() {
+	sed -e "s/\bsdb\b/$L1/g" -e "s/\bsdc\b/$L2/g" -e "s/\bsdd\b/$L3/g" \
+		-e "s#/dev/\([a-z0-9]*\)\.eli#$ZD/\1.eli#g" "${nol[@]}"
+}
 block() { doc_block "$DOC" "$1" | localize; }
 
 # ---- The system that boots ------------------------------------------------------------
@@ -85,13 +107,15 @@ cat >"$S/system/geli@.service.d/test.conf" <<EOF
 [Unit]
 RequiresMountsFor=/usr/local/sbin /etc/default /run/geli
 [Service]
-Environment=GELI_ASKPASS_KEYNAME=$KN
+Environment=GELI_ASKPASS_KEYNAME=$KN GELI_DEVDIR=$GELI_DEVDIR
 StandardOutput=append:$T/units.log
 StandardError=append:$T/units.log
 EOF
-# geli-test.target stands for multi-user.target; the test's zfs-fuse.service
-# (in /run, so it comes before the host's) for ZFS's import at boot: the
-# daemon, then the import, after local-fs.target as Debian's unit.  The
+# geli-test.target stands for multi-user.target; the test's $ZUNIT
+# (in /run, so it comes before the host's) for ZFS's import at boot: for
+# OpenZFS the import from the stable names (Debian's zfs-import-scan.service
+# scans /dev), for zfs-fuse the daemon, then the import, after
+# local-fs.target as Debian's unit.  The
 # generated geli-autodetach.service is ordered after it, as after ZFS's units
 # on a real system: a detach -l before the import would end at the import's
 # first close.  zfs-fuse runs in the foreground: a daemon whose parent is
@@ -99,19 +123,25 @@ EOF
 cat >"$S/system/geli-test.target" <<EOF
 [Unit]
 Description=The test's boot
-Wants=local-fs.target zfs-fuse.service geli-autodetach.service
+Wants=local-fs.target $ZUNIT geli-autodetach.service
 EOF
-cat >"$S/system/zfs-fuse.service" <<EOF
+if [ $KIND = openzfs ]; then
+	service="Type=oneshot
+ExecStart=/usr/sbin/zpool import -d $ZD -o cachefile=none -R $T/zroot tank"
+else
+	service="Type=simple
+TimeoutStartSec=30
+ExecStart=/usr/sbin/zfs-fuse --no-daemon --no-kstat-mount
+ExecStartPost=/bin/sh -c 'for i in \$(seq 50); do zpool list >/dev/null 2>&1 && break; sleep 0.1; done; zpool import -d /run/geli -o cachefile=none -R $T/zroot tank'"
+fi
+cat >"$S/system/$ZUNIT" <<EOF
 [Unit]
 DefaultDependencies=no
 After=local-fs.target
 Conflicts=shutdown.target
 Before=shutdown.target
 [Service]
-Type=simple
-TimeoutStartSec=30
-ExecStart=/usr/sbin/zfs-fuse --no-daemon --no-kstat-mount
-ExecStartPost=/bin/sh -c 'for i in \$(seq 50); do zpool list >/dev/null 2>&1 && break; sleep 0.1; done; zpool import -d /run/geli -o cachefile=none -R $T/zroot tank'
+$service
 ExecStop=/usr/sbin/zpool export tank
 RemainAfterExit=yes
 StandardOutput=append:$T/units.log
@@ -139,7 +169,9 @@ if [ -n "$(echo "$CG" | grep unified)" ]; then
 	mount -t cgroup -o none,name=systemd cgroup /sys/fs/cgroup/systemd
 	mount -t cgroup2 cgroup2 /sys/fs/cgroup/unified
 else
-	umount /sys/fs/cgroup
+	# (under the tmpfs, the hierarchy as the host mounted it, if it did:
+	# the namespace's own mounted instead)
+	while mountpoint -q /sys/fs/cgroup; do umount /sys/fs/cgroup || break; done
 	mount -t cgroup2 cgroup2 /sys/fs/cgroup
 fi
 export container=geli-test
@@ -192,10 +224,10 @@ on_exit "rm -f $T/agent.on"
 inside sh "$T/agent.sh" &
 agent=$!
 check "systemd boots in its namespace" eval '[ -n "$SP" ] && wait_for inside test -S /run/systemd/private'
-[ -n "$SP" ] || { cat "$T/boot.log" | diag; done_testing; exit; }
+[ -n "$SP" ] && kill -0 "$SP" 2>/dev/null || { diag <"$T/boot.log"; done_testing; exit; }
 timeout 120 nsenter -t "$SP" -m -p systemctl is-system-running --wait >"$T/state" 2>&1
 check "... and finishes starting" grep -qx running "$T/state"
-inside systemctl status --no-pager --full 'geli*' zfs-fuse.service 2>&1 | diag
+inside systemctl status --no-pager --full 'geli*' $ZUNIT 2>&1 | diag
 
 # ---- At boot -------------------------------------------------------------------------------
 run inside sh -c "$(block degraded)"
@@ -220,7 +252,7 @@ run inside sh -c "$(block appeared)"
 check "appeared: its unit active, zpool online, scrub: exit 0" test "$rc" = 0
 [ "$rc" = 0 ] || diag <"$T/err"
 state() { inside zpool status tank 2>/dev/null | sed -n 's/^ *state: //p'; }
-scrubbed() { inside zpool status tank | grep -q "scrub completed .* with 0 errors"; }
+scrubbed() { inside zpool status tank | grep -qE "scrub (completed|repaired) .* with 0 errors"; }
 for i in $(seq 100); do scrubbed && break; sleep 0.3; done
 check "the pool is ONLINE, the scrub ends with 0 errors" \
 	eval '[ "$(state)" = ONLINE ] && scrubbed' || inside zpool status tank | diag

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # suite: zfs
-# docs/leave-geli.md, run: a zfs-fuse raidz on three Blowfish GELI
+# docs/leave-geli.md, run: a raidz (OpenZFS in the guest lane, else
+# zfs-fuse) on three Blowfish GELI
 # providers (as an old FreeBSD made them), by the document's command blocks
 # with this test's paths in place of the system's.  Online, the pool stays
 # imported, ONLINE and in use (a writer and a reader checking its files)
@@ -11,7 +12,7 @@
 # after which the pool imports from the raw disks.
 . "$(dirname "$0")/lib.sh"
 need_fuse || { done_testing; exit; }
-need_zfs_fuse || { done_testing; exit; }
+need_zfs || { done_testing; exit; }
 
 TOP=$(cd "$GELI_TESTS/.." && pwd)
 DOC=$TOP/docs/leave-geli.md
@@ -20,20 +21,33 @@ mkdir -p "$ROOT/root" "$ROOT/dev" "$ROOT/var/backups" "$T/mnt"
 export PATH="$(dirname "$GELI"):$PATH"
 passfile "$ROOT/root/tank.pass" "tank passphrase"
 for d in sdb sdc sdd; do
-	mkprov "$ROOT/dev/$d" 96M
+	if [ "$ZFS_KIND" = openzfs ]; then
+		# OpenZFS imports a pool made of disks from block devices only:
+		# the members are loop devices, named in $ROOT/dev.
+		mkprov "$T/$d.img" 96M
+		l=$(losetup -f --show "$T/$d.img")
+		on_exit "losetup -d $l"
+		ln -s "$l" "$ROOT/dev/$d"
+	else
+		mkprov "$ROOT/dev/$d" 96M
+	fi
 	"$GELI" init -B none -e blowfish -l 128 -i 1000 -J "$ROOT/root/tank.pass" "$ROOT/dev/$d" 2>/dev/null
 done
-"$GELI" attach -j "$ROOT/root/tank.pass" "$ROOT"/dev/sd[bcd]
-zpool create -f -m "$T/mnt/tank" tank raidz "$GELI_RUNDIR"/sd[bcd].eli >/dev/null 2>&1
+zfs_attach -j "$ROOT/root/tank.pass" "$ROOT"/dev/sd[bcd]
+zpool create -f -m "$T/mnt/tank" tank raidz $(zdev sdb sdc sdd) >/dev/null 2>&1
 head -c 5000000 /dev/urandom >"$T/data"
 cp "$T/data" "$T/mnt/tank/data" && sync
 on_exit "zpool destroy -f tank 2>/dev/null"
 
 # The document's paths made this test's: /dev/sdX and /root under $ROOT,
-# /run/geli as $GELI_RUNDIR, a backup of each new record under $ROOT, and
-# the raw disks looked for in $ROOT/dev.
+# /run/geli as $GELI_RUNDIR, a backup of each new record under $ROOT, the
+# attached providers looked for in $ZDIR (zfs-fuse: attached without -L),
+# and the raw disks in $ROOT/dev.
+kind=()
+[ "$ZFS_KIND" = openzfs ] || kind=(-e "s#geli attach -L #geli attach #")
 localize() {
-	sed -e "s#\(^\|[ =>\"']\)/\(root/\|dev/\)#\1$ROOT/\2#g" \
+	sed "${kind[@]}" -e "s#zpool import tank#zpool import -d $ZDIR tank#" \
+		-e "s#\(^\|[ =>\"']\)/\(root/\|dev/\)#\1$ROOT/\2#g" \
 		-e "s#/run/geli#$GELI_RUNDIR#g" \
 		-e "s#geli reencrypt #geli reencrypt -B $ROOT/var/backups/\$d.eli #" \
 		-e "s#zpool import -d /dev #zpool import -d $ROOT/dev #" \
@@ -41,8 +55,9 @@ localize() {
 }
 doc() {
 	doc_block "$DOC" "$1" | localize >"$T/block.sh"
-	(. "$T/block.sh") >"$T/out" 2>"$T/err" </dev/null
+	(set -x; . "$T/block.sh") >"$T/out" 2>"$T/err" </dev/null
 	rc=$?
+	[ $rc = 0 ] || { echo "block $1: status $rc"; cat "$T/err"; } | diag
 }
 state() { zpool status "$1" 2>/dev/null | sed -n 's/^ *state: //p'; }
 clean() {
@@ -74,12 +89,13 @@ no_metadata() {
 # watch: while online blocks run, the pool's state every 0.2 s, and a
 # writer and reader of its files; what went wrong in $T/watch.bad.
 watch_start() {
-	rm -f "$T/watch.stop" "$T/watch.bad"
+	rm -f "$T/watch.stop" "$T/watch.bad" "$T/watch.status"
 	(
 		i=0
 		while [ ! -e "$T/watch.stop" ]; do
 			st=$(state tank)
-			[ "$st" = ONLINE ] || echo "state $st" >>"$T/watch.bad"
+			[ "$st" = ONLINE ] || { echo "state $st" >>"$T/watch.bad"
+				[ -e "$T/watch.status" ] || zpool status tank >"$T/watch.status" 2>&1; }
 			head -c 65536 /dev/urandom >"$T/w.in"
 			cp "$T/w.in" "$T/mnt/tank/w.$((i % 4))" && cmp -s "$T/w.in" "$T/mnt/tank/w.$((i % 4))" ||
 			    echo "write $i" >>"$T/watch.bad"
@@ -100,9 +116,9 @@ online() {
 	check "$2: the blocks ran" test "$rc" = 0
 	check "$2: the pool stayed ONLINE and in use throughout ($(cat "$T/watch.n") looks)" \
 		test ! -s "$T/watch.bad"
-	[ -s "$T/watch.bad" ] && sort "$T/watch.bad" | uniq -c | head -5 | diag
+	[ -s "$T/watch.bad" ] && { sort "$T/watch.bad" | uniq -c | head -5; cat "$T/watch.status"; } | diag
 	check "$2: a clean scrub after each member" \
-		test "$(grep -c "scrub completed.* with 0 errors" "$T/out")" = 3
+		test "$(grep -cE "scrub (completed|repaired).* with 0 errors" "$T/out")" = 3
 }
 
 doc_all_tagged "$DOC"

@@ -2,12 +2,14 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # suite: zfs
 # docs/zfs-on-geli.md, run: every command block of the document is
-# read out of it and run, in order, with zfs-fuse, with this test's paths in
-# place of the system's; the outcome of each is checked, and every block is
-# tagged and run.  Its boot part is docs/boot.md's (t_boot_zfs).
+# read out of it and run, in order, with this test's paths in place of the
+# system's: under OpenZFS in the guest lane (as written: -L, /dev/NAME.eli),
+# else with zfs-fuse (the .eli files, as the document says); the outcome of
+# each is checked, and every block is tagged and run.  Its boot part is
+# docs/boot.md's (t_boot_zfs).
 . "$(dirname "$0")/lib.sh"
 need_fuse || { done_testing; exit; }
-need_zfs_fuse || { done_testing; exit; }
+need_zfs || { done_testing; exit; }
 
 TOP=$(cd "$GELI_TESTS/.." && pwd)
 DOC=$TOP/docs/zfs-on-geli.md
@@ -21,14 +23,20 @@ export PATH="$(dirname "$GELI"):$ROOT/usr/local/sbin:$PATH"
 for d in b c d e f g h i j k; do mkprov "$ROOT/dev/sd$d" 96M; done
 passfile "$ROOT/root/tank.pass" "tank passphrase"
 
-# The document's paths, made this test's: /dev/sdX, /root, /etc, /usr/local
+# The document's paths, made this test's: /dev/NAME.eli as $ZDIR's (zfs-fuse:
+# the files in the run directory, attached without -L; zpool import looks
+# there), /dev/sdX, /root, /etc, /usr/local
 # under $ROOT, /run/geli as $GELI_RUNDIR, systemctl on $ROOT, pools mounted
 # under $ALT (zpool create -m; zfs-fuse's -R mounts every pool on the altroot
 # itself), geli init's metadata backups (by default in /var/backups) under
 # $ROOT, and a short PBKDF2 for geli init with a passphrase (its default
 # calibration costs seconds per provider).
+kind=()
+[ "$ZFS_KIND" = openzfs ] || kind=(-e "s#geli attach -L #geli attach #")
 localize() {
-	sed -e "s#\(^\|[ =>\"']\)/\(root/\|etc/\|usr/local/\|dev/sd\)#\1$ROOT/\2#g" \
+	sed -e "s#/dev/\([a-z0-9\$]*\)\.eli#$ZDIR/\1.eli#g" "${kind[@]}" \
+		-e "s#zpool import #zpool import -d $ZDIR #" \
+		-e "s#\(^\|[ =>\"']\)/\(root/\|etc/\|usr/local/\|dev/sd\)#\1$ROOT/\2#g" \
 		-e "s#/run/geli#$GELI_RUNDIR#g" \
 		-e "s#systemctl #systemctl --root=$ROOT #" \
 		-e "s#zpool create \(\(-O [^ ]* \)*\)\([a-z]*\) #zpool create \1-m $ALT/\3 \3 #" \
@@ -80,7 +88,7 @@ check "create: geli init made a metadata backup of each provider (here under the
 
 doc log
 check "log: a GELI provider as the log device" \
-	bash -c "zpool status tank | grep -A1 '^	logs' | grep -q '$GELI_RUNDIR/sdf.eli'"
+	bash -c "zpool status tank | grep -A1 '^	logs' | grep -q 'sdf\.eli'"
 
 doc keyfile
 made backup keyfile && check "keyfile: providers without a passphrase carry a mirror" \
@@ -129,8 +137,8 @@ for f in fbsd62-v3-aescbc128-openwall123 fbsd70-v3-aescbc128-openwall123 fbsd11-
 	mkprov "$p" 1G
 	dd if="$FIX/$f.raw" of="$p" bs=8192 seek=$(((1073741824 - 8192) / 8192)) conv=notrunc status=none
 done
-if geli attach -j "$ROOT/root/tank.pass" "$ROOT"/dev/sd[bcd]3 &&
-	zpool create -m "$ALT/tank" tank raidz "$GELI_RUNDIR"/sd[bcd]3.eli >"$T/zc.log" 2>&1; then
+if zfs_attach -j "$ROOT/root/tank.pass" "$ROOT"/dev/sd[bcd]3 &&
+	zpool create -m "$ALT/tank" tank raidz $(zdev sdb3 sdc3 sdd3) >"$T/zc.log" 2>&1; then
 	cp "$T/data" "$ALT/tank/data" && sync
 	zpool export tank
 	geli detach sdb3 sdc3 sdd3

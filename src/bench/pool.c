@@ -2,7 +2,8 @@
 /*
  * geli bench --pool: bonnie++'s block phases on a ZFS pool (zfs-fuse, or an
  * OpenZFS that answers) made of GELI providers attached through the geli
- * program, against the same pool on plain memory files.
+ * program (for OpenZFS's kernel module with -L, as its users attach them:
+ * block devices), against the same pool on plain memory files.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -74,6 +75,7 @@ struct pool {
 	const char *name[MAXPROV];
 	char pool[32];		/* the pool's name, unique to this process */
 	bool started;		/* zfs-fuse started here, stopped when done */
+	bool openzfs;		/* OpenZFS's kernel module: GELI's vdevs are -L's */
 };
 
 static int
@@ -172,7 +174,10 @@ pool_create(const struct pool *pl, const struct attached *a)
 			argv[k++] = pl->kind;
 		for (int i = 0; i < pl->width; i++) {
 			int d = v * pl->width + i;
-			if (a != NULL)
+			if (a != NULL && a->blockdev)
+				snprintf(paths[d], sizeof(paths[d]),
+				    "%s/dev/%s.eli", pl->dir, pl->name[d]);
+			else if (a != NULL)
 				(void)attached_path(a, pl->name[d], RUNDIR_ELI,
 				    paths[d], sizeof(paths[d]));
 			else
@@ -240,9 +245,11 @@ pool_report(const struct pool *pl, unsigned ealgo, unsigned keylen, uint64_t fsi
 		printf("  ]\n}\n");
 		return;
 	}
-	printf("geli bench: ZFS pool %s (%d providers of %ju MiB in /dev/shm), "
-	    "compression=off, a %ju MiB file in 1 MiB blocks (bonnie++'s block phases)\n\n",
-	    o->pool, pl->n, (uintmax_t)(o->size >> 20), (uintmax_t)(fsize >> 20));
+	printf("geli bench: ZFS pool %s (%d providers of %ju MiB in /dev/shm; GELI's "
+	    "%s), compression=off, a %ju MiB file in 1 MiB blocks (bonnie++'s block "
+	    "phases)\n\n", o->pool, pl->n, (uintmax_t)(o->size >> 20),
+	    pl->openzfs ? "as block devices, attach -L, under OpenZFS's module" :
+	    "as .eli files", (uintmax_t)(fsize >> 20));
 	printf("%-22s %12s %14s %12s\n", "vdevs", "write MB/s", "rewrite MB/s", "read MB/s");
 	printf("%-22s %12.0f %14.0f %12.0f\n", "plain files (raw)", res[0][0], res[0][1], res[0][2]);
 	snprintf(lab, sizeof(lab), "GELI %s %u", geli_algo_name(ealgo), keylen);
@@ -274,8 +281,12 @@ bench_pool(const struct bench_opts *o)
 		fprintf(stderr, "geli: Invalid key length.\n");
 		return 1;
 	}
+	/* OpenZFS's kernel module, where it is loaded; else zfs-fuse. */
+	pl.openzfs = access("/sys/module/zfs", F_OK) == 0 &&
+	    access("/dev/zfs", R_OK | W_OK) == 0;
+	a.blockdev = pl.openzfs;
 	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0 ||
-	    !have_program("zpool") || !have_program("zfs-fuse")) {
+	    !have_program("zpool") || (!pl.openzfs && !have_program("zfs-fuse"))) {
 		fprintf(stderr, "geli: --pool needs root, /dev/fuse and zfs-fuse (or OpenZFS).\n");
 		return 1;
 	}

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "files.h"
@@ -137,8 +138,8 @@ static int
 geli_verb(const struct attached *a, int flags, const char *const *opts,
     const char *const *names, int n)
 {
-	const char *argv[96], *env[2] = { NULL, NULL };
-	char rundir[4200], dir[4096];
+	const char *argv[96], *env[3] = { NULL, NULL, NULL };
+	char rundir[4200], devdir[4200], dir[4096];
 	struct spawn s = { .argv = argv, .env = env, .cwd = a->dir,
 	    .flags = flags };
 	int k = 0;
@@ -146,6 +147,8 @@ geli_verb(const struct attached *a, int flags, const char *const *opts,
 	run_dir(a, dir, sizeof(dir));
 	snprintf(rundir, sizeof(rundir), "GELI_RUNDIR=%s", dir);
 	env[0] = rundir;
+	snprintf(devdir, sizeof(devdir), "GELI_DEVDIR=%s/dev", a->dir);
+	env[1] = devdir;
 	argv[k++] = a->geli;
 	for (; *opts != NULL && k < 60; opts++)
 		argv[k++] = *opts;
@@ -159,7 +162,9 @@ int
 attached_start(const struct attached *a, const char *const *names, int n)
 {
 	char pass[4096], iters[16], keylen[16], ssize[16];
-	const char *init[16], *attach[] = { "attach", "-j", "pass", NULL };
+	const char *init[16], *attach[] = { "attach", "-j", "pass", NULL },
+	    *attach_L[] = { "attach", "-L", "-j", "pass", NULL };
+	char dev[4096];
 	int k = 0, error;
 
 	snprintf(pass, sizeof(pass), "%s/pass", a->dir);
@@ -187,8 +192,13 @@ attached_start(const struct attached *a, const char *const *names, int n)
 	init[k++] = "-J";
 	init[k++] = "pass";
 	init[k] = NULL;
+	snprintf(dev, sizeof(dev), "%s/dev", a->dir);
+	if (a->blockdev && mkdir(dev, 0700) != 0 && errno != EEXIST)
+		return -errno;
 	if (geli_verb(a, SPAWN_NO_STDOUT | (a->quiet ? SPAWN_NO_STDERR : 0), init,
-	    names, n) != 0 || geli_verb(a, 0, attach, names, n) != 0)
+	    names, n) != 0 || (a->blockdev ?
+	    geli_verb(a, SPAWN_NO_STDOUT, attach_L, names, n) :
+	    geli_verb(a, 0, attach, names, n)) != 0)
 		return -EIO;
 	return 0;
 }

@@ -45,6 +45,7 @@ struct attached {
 	uint32_t sectorsize;
 	int iterations;		/* geli init -i */
 	bool quiet;		/* init, detach: no stderr either */
+	bool blockdev;		/* attach -L: block devices, named dir/dev/NAME.eli */
 };
 
 /* dir/name, a file sized for size decrypted bytes under a's metadata. */

@@ -13,8 +13,10 @@
 #                    libFuzzer harnesses (clang, -Dfuzz=true) and run each
 #                    for 50 seconds (tests/run-fuzz), and a set of CLI tests
 #                    again under valgrind's memcheck; the Debian packages
-#                    are built first (as "deb"), for t_deb.  Two lanes,
-#                    one per core (run_tests)
+#                    are built first (as "deb"), for t_deb; and the
+#                    guest lane: OpenZFS on Debian's own kernels, booted
+#                    in qemu (tests/vm).  Three lanes on the two cores
+#                    (run_tests)
 #   ./run.sh build   install what is missing and build
 #   ./run.sh deb     install what is missing, build the Debian packages
 #                    (debian/, dpkg-buildpackage) into debs/, run lintian
@@ -143,12 +145,28 @@ side_lane() {
 		tests/run-suite build "${VALGRIND_PASS[@]}" >build/suite-valgrind.log 2>&1 || true
 }
 
-# Two lanes for the two cores: the main lane runs the plain and the
+# The guest lane (tests/vm/lane, docs/testing.md): the cache's two
+# kernels made or found (tests/vm/prepare; from nothing about 4 minutes
+# each), then each of the lane's tests in a guest, one at a time, as a side
+# run.  A kernel that cannot be prepared fails its tests there.
+vm_lane() {
+	local k
+	for k in backports bookworm; do
+		echo "== tests/vm/prepare -k $k"
+		tests/vm/prepare -k "$k" 2>&1 | tail -n 3 || true
+	done
+	GELI_SUITE_SIDE=1 GELI_SUITE_TAG=vm tests/run-suite --vm build
+}
+
+# Three lanes for the two cores: the main lane runs the plain and the
 # sanitized passes (every test, two at a time, each sanitized one after the
-# side lane has built it); the side lane, side_lane above.
+# side lane has built it); the side lane, side_lane above; the guest lane,
+# vm_lane.
 run_tests() {
-	local total_p=0 total_f=0 total_s=0 marks side log
+	local total_p=0 total_f=0 total_s=0 marks side vm log
 	marks=$(mktemp -d)
+	vm_lane >build/suite-vm.log 2>&1 &
+	vm=$!
 	side_lane "$marks" &
 	side=$!
 	echo "== tests in build (beside them: the sanitized and fuzzing builds, the fuzzers)"
@@ -178,6 +196,10 @@ run_tests() {
 	echo "== valgrind over ${VALGRIND_PASS[*]} in build"
 	cat build/suite-valgrind.log
 	add_counts build/suite-valgrind.log
+	wait "$vm" || true
+	echo "== the guest lane (tests/vm/lane)"
+	cat build/suite-vm.log
+	add_counts build/suite-vm.log
 	rm -rf "$marks"
 	echo "$total_p passed, $total_f failed, $total_s skipped"
 	[ "$total_f" -eq 0 ]

@@ -49,11 +49,6 @@ file_sectorsize(int fd)
 }
 
 /*
- * lock: LOCK_SH for a writer, LOCK_EX for the holder of an attached
- * provider, 0 for none.  A lock that cannot be had is -EPERM, the error of
- * FreeBSD's exclusive open.
- */
-/*
  * flock(fd, lock) without waiting, but on a block device for up to 3 s:
  * udev takes a shared lock on a disk while it probes it (systemd's "block
  * device locking"), after every close of a writer, so a provider attached
@@ -73,6 +68,11 @@ provider_lock(int fd, int lock, bool blockdev)
 	}
 }
 
+/*
+ * lock: LOCK_SH for a writer, LOCK_EX for the holder of an attached
+ * provider, 0 for none.  A lock that cannot be had is -EPERM, the error of
+ * FreeBSD's exclusive open.
+ */
 static int
 provider_open(const char *path, int flags, int lock, struct geli_provider **out)
 {

@@ -75,7 +75,6 @@ struct pool {
 	const char *name[MAXPROV];
 	char pool[32];		/* the pool's name, unique to this process */
 	bool started;		/* zfs-fuse started here, stopped when done */
-	bool openzfs;		/* OpenZFS's kernel module: GELI's vdevs are -L's */
 };
 
 static int
@@ -174,12 +173,9 @@ pool_create(const struct pool *pl, const struct attached *a)
 			argv[k++] = pl->kind;
 		for (int i = 0; i < pl->width; i++) {
 			int d = v * pl->width + i;
-			if (a != NULL && a->blockdev)
-				snprintf(paths[d], sizeof(paths[d]),
-				    "%s/dev/%s.eli", pl->dir, pl->name[d]);
-			else if (a != NULL)
-				(void)attached_path(a, pl->name[d], RUNDIR_ELI,
-				    paths[d], sizeof(paths[d]));
+			if (a != NULL)
+				(void)attached_vdev(a, pl->name[d], paths[d],
+				    sizeof(paths[d]));
 			else
 				snprintf(paths[d], sizeof(paths[d]), "%s/%s",
 				    pl->dir, pl->name[d]);
@@ -221,8 +217,8 @@ pool_round(struct pool *pl, const struct attached *a, bool geli, uint8_t *buf,
 }
 
 static void
-pool_report(const struct pool *pl, unsigned ealgo, unsigned keylen, uint64_t fsize,
-    double res[2][3])
+pool_report(const struct pool *pl, bool blockdev, unsigned ealgo, unsigned keylen,
+    uint64_t fsize, double res[2][3])
 {
 	const struct bench_opts *o = pl->o;
 	char lab[64];
@@ -248,7 +244,7 @@ pool_report(const struct pool *pl, unsigned ealgo, unsigned keylen, uint64_t fsi
 	printf("geli bench: ZFS pool %s (%d providers of %ju MiB in /dev/shm; GELI's "
 	    "%s), compression=off, a %ju MiB file in 1 MiB blocks (bonnie++'s block "
 	    "phases)\n\n", o->pool, pl->n, (uintmax_t)(o->size >> 20),
-	    pl->openzfs ? "as block devices, attach -L, under OpenZFS's module" :
+	    blockdev ? "as block devices, attach -L, under OpenZFS's module" :
 	    "as .eli files", (uintmax_t)(fsize >> 20));
 	printf("%-22s %12s %14s %12s\n", "vdevs", "write MB/s", "rewrite MB/s", "read MB/s");
 	printf("%-22s %12.0f %14.0f %12.0f\n", "plain files (raw)", res[0][0], res[0][1], res[0][2]);
@@ -282,11 +278,10 @@ bench_pool(const struct bench_opts *o)
 		return 1;
 	}
 	/* OpenZFS's kernel module, where it is loaded; else zfs-fuse. */
-	pl.openzfs = access("/sys/module/zfs", F_OK) == 0 &&
+	a.blockdev = access("/sys/module/zfs", F_OK) == 0 &&
 	    access("/dev/zfs", R_OK | W_OK) == 0;
-	a.blockdev = pl.openzfs;
 	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0 ||
-	    !have_program("zpool") || (!pl.openzfs && !have_program("zfs-fuse"))) {
+	    !have_program("zpool") || (!a.blockdev && !have_program("zfs-fuse"))) {
 		fprintf(stderr, "geli: --pool needs root, /dev/fuse and zfs-fuse (or OpenZFS).\n");
 		return 1;
 	}
@@ -326,6 +321,6 @@ bench_pool(const struct bench_opts *o)
 		fprintf(stderr, "geli: The pool benchmark failed: %s.\n", strerror(-error));
 		return 1;
 	}
-	pool_report(&pl, ealgo, keylen, fsize, res);
+	pool_report(&pl, a.blockdev, ealgo, keylen, fsize, res);
 	return 0;
 }

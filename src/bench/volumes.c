@@ -116,11 +116,25 @@ attached_file(const struct attached *a, const char *name, uint64_t size)
 	return error;
 }
 
+/* dir/dev: GELI_DEVDIR of the geli commands run for a (attach -L's names). */
+#define DEVDIR "dev"
+
 /* dir/run: the run directory of the geli commands run for a. */
 static void
 run_dir(const struct attached *a, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s/run", a->dir);
+}
+
+int
+attached_vdev(const struct attached *a, const char *name, char *buf, size_t len)
+{
+	int n;
+
+	if (!a->blockdev)
+		return attached_path(a, name, RUNDIR_ELI, buf, len);
+	n = snprintf(buf, len, "%s/" DEVDIR "/%s.eli", a->dir, name);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
 int
@@ -147,7 +161,7 @@ geli_verb(const struct attached *a, int flags, const char *const *opts,
 	run_dir(a, dir, sizeof(dir));
 	snprintf(rundir, sizeof(rundir), "GELI_RUNDIR=%s", dir);
 	env[0] = rundir;
-	snprintf(devdir, sizeof(devdir), "GELI_DEVDIR=%s/dev", a->dir);
+	snprintf(devdir, sizeof(devdir), "GELI_DEVDIR=%s/" DEVDIR, a->dir);
 	env[1] = devdir;
 	argv[k++] = a->geli;
 	for (; *opts != NULL && k < 60; opts++)
@@ -162,8 +176,8 @@ int
 attached_start(const struct attached *a, const char *const *names, int n)
 {
 	char pass[4096], iters[16], keylen[16], ssize[16];
-	const char *init[16], *attach[] = { "attach", "-j", "pass", NULL },
-	    *attach_L[] = { "attach", "-L", "-j", "pass", NULL };
+	const char *init[16],
+	    *attach[] = { "attach", "-j", "pass", a->blockdev ? "-L" : NULL, NULL };
 	char dev[4096];
 	int k = 0, error;
 
@@ -192,13 +206,12 @@ attached_start(const struct attached *a, const char *const *names, int n)
 	init[k++] = "-J";
 	init[k++] = "pass";
 	init[k] = NULL;
-	snprintf(dev, sizeof(dev), "%s/dev", a->dir);
+	snprintf(dev, sizeof(dev), "%s/" DEVDIR, a->dir);
 	if (a->blockdev && mkdir(dev, 0700) != 0 && errno != EEXIST)
 		return -errno;
 	if (geli_verb(a, SPAWN_NO_STDOUT | (a->quiet ? SPAWN_NO_STDERR : 0), init,
-	    names, n) != 0 || (a->blockdev ?
-	    geli_verb(a, SPAWN_NO_STDOUT, attach_L, names, n) :
-	    geli_verb(a, 0, attach, names, n)) != 0)
+	    names, n) != 0 || geli_verb(a, a->blockdev ? SPAWN_NO_STDOUT : 0,
+	    attach, names, n) != 0)
 		return -EIO;
 	return 0;
 }

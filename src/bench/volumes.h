@@ -55,6 +55,10 @@ int attached_start(const struct attached *a, const char *const *names, int n);
 /* geli detach [-f] of them; its exit status. */
 int attached_stop(const struct attached *a, const char *const *names, int n,
     bool force);
+/* The vdev a pool is made of for name: its block device with blockdev,
+ * else its .eli file. */
+int attached_vdev(const struct attached *a, const char *name, char *buf,
+    size_t len);
 /* The file e of name in a's run directory (rundir.h). */
 int attached_path(const struct attached *a, const char *name, enum rundir_entry e,
     char *buf, size_t len);

@@ -231,6 +231,9 @@ need_zfs_fuse() {
 	check "zfs-fuse answers" wait_for zpool list
 }
 
+# have_openzfs: OpenZFS's kernel module is loaded (in a guest of tests/vm/run).
+have_openzfs() { [ -c /dev/zfs ] && [ -e /sys/module/zfs/version ]; }
+
 # need_zfs: a ZFS for the test's pools: OpenZFS's kernel module where it
 # is loaded (in a guest of tests/vm/run), else a zfs-fuse daemon of the
 # test's own (need_zfs_fuse).  Then ZFS_KIND is openzfs or zfs-fuse, and
@@ -239,7 +242,7 @@ need_zfs_fuse() {
 # zfs-fuse their .eli files (in $ZDIR, the run directory): zdev NAME...
 # gives their paths.  OpenZFS's pools are exported at the end.
 need_zfs() {
-	if [ -c /dev/zfs ] && [ -e /sys/module/zfs/version ]; then
+	if have_openzfs; then
 		ZFS_KIND=openzfs ZATTACH=-L ZDIR=$GELI_DEVDIR
 		on_exit 'for p in $(zpool list -H -o name 2>/dev/null); do zpool export -f "$p" 2>/dev/null; done'
 		check "OpenZFS $(cat /sys/module/zfs/version) answers" eval 'zpool list >/dev/null'

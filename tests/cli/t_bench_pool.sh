@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 
 openzfs=0
-[ -c /dev/zfs ] && [ -e /sys/module/zfs/version ] && openzfs=1
+have_openzfs && openzfs=1
 if [ "$(id -u)" -ne 0 ] || [ ! -c /dev/fuse ]; then
 	skip "--pool needs root and /dev/fuse"
 elif [ $openzfs = 0 ] && { ! command -v zfs-fuse >/dev/null || zpool list >/dev/null 2>&1; }; then

@@ -17,7 +17,7 @@
 # "plugs" the late one with an entry and a daemon-reload.
 . "$(dirname "$0")/lib.sh"
 need_fuse || { done_testing; exit; }
-if [ -c /dev/zfs ] && [ -e /sys/module/zfs/version ]; then
+if have_openzfs; then
 	KIND=openzfs ZUNIT=zfs-import-scan.service ZD=$GELI_DEVDIR
 else
 	KIND=zfs-fuse ZUNIT=zfs-fuse.service ZD=/run/geli

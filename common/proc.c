@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* /proc/PID/stat (see proc.h and proc(5)). */
+/* /proc/PID/stat and /proc/PID/fd (see proc.h and proc(5)). */
+#include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -43,4 +45,42 @@ proc_cpu_seconds(const struct proc_stat *st)
 	long tck = sysconf(_SC_CLK_TCK);
 
 	return (double)(st->utime + st->stime) / (double)(tck > 0 ? tck : 100);
+}
+
+static bool
+same_file(const struct stat *a, const struct stat *want)
+{
+	if (S_ISBLK(want->st_mode))
+		return S_ISBLK(a->st_mode) && a->st_rdev == want->st_rdev;
+	return a->st_dev == want->st_dev && a->st_ino == want->st_ino;
+}
+
+bool
+proc_holds_open(const struct stat *want)
+{
+	char path[300], link[600];
+	struct dirent *p, *f;
+	struct stat st;
+	DIR *proc, *fds;
+	bool found = false;
+
+	proc = opendir("/proc");
+	if (proc == NULL)
+		return false;
+	while (!found && (p = readdir(proc)) != NULL) {
+		if (p->d_name[0] < '0' || p->d_name[0] > '9' ||
+		    atoi(p->d_name) == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/fd", p->d_name);
+		fds = opendir(path);
+		if (fds == NULL)
+			continue;
+		while (!found && (f = readdir(fds)) != NULL) {
+			snprintf(link, sizeof(link), "%s/%s", path, f->d_name);
+			found = stat(link, &st) == 0 && same_file(&st, want);
+		}
+		closedir(fds);
+	}
+	closedir(proc);
+	return found;
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* What /proc/PID/stat says of a process: one parser for every reader. */
+/* What /proc says of processes: PID/stat (one parser for every reader) and
+ * the files they hold open. */
 #ifndef GELI_COMMON_PROC_H
 #define GELI_COMMON_PROC_H
 
 #include <stdbool.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 struct proc_stat {
@@ -18,5 +20,11 @@ bool proc_stat_read(pid_t pid, struct proc_stat *st);
 bool proc_stat_parse(const char *line, struct proc_stat *st);
 /* utime + stime in seconds. */
 double proc_cpu_seconds(const struct proc_stat *st);
+/*
+ * Does any process but this one hold want open (a file descriptor in
+ * /proc/PID/fd)?  A block device is matched by its device number, anything
+ * else by its file system and inode.
+ */
+bool proc_holds_open(const struct stat *want);
 
 #endif

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Loop devices through the kernel's ioctls (see loopdev.h). */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -13,6 +12,7 @@
 #include <unistd.h>
 
 #include "loopdev.h"
+#include "proc.h"
 
 int
 loop_attach(const char *file, uint32_t bs, bool readonly, struct loopdev *l)
@@ -142,64 +142,24 @@ loop_set_capacity(const struct loopdev *l)
 	return error;
 }
 
-/* Does any process but this one have dev open? */
-static bool
-open_elsewhere(const char *dev)
+enum loop_holder
+loop_holder(const struct loopdev *l)
 {
-	char path[300], link[600];
-	struct dirent *p, *f;
-	struct stat want, st;
-	DIR *proc, *fds;
-	bool found = false;
-
-	if (stat(dev, &want) != 0)
-		return false;
-	proc = opendir("/proc");
-	if (proc == NULL)
-		return false;
-	while (!found && (p = readdir(proc)) != NULL) {
-		if (p->d_name[0] < '0' || p->d_name[0] > '9' ||
-		    atoi(p->d_name) == getpid())
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/fd", p->d_name);
-		fds = opendir(path);
-		if (fds == NULL)
-			continue;
-		while (!found && (f = readdir(fds)) != NULL) {
-			snprintf(link, sizeof(link), "%s/%s", path, f->d_name);
-			if (stat(link, &st) == 0 && S_ISBLK(st.st_mode) &&
-			    st.st_rdev == want.st_rdev)
-				found = true;
-		}
-		closedir(fds);
-	}
-	closedir(proc);
-	return found;
-}
-
-bool
-loop_in_use(const struct loopdev *l)
-{
+	struct stat st;
 	int fd;
 
 	fd = open_ours(l, O_RDONLY);
 	if (fd < 0)
-		return false;
+		return LOOP_FREE;
 	close(fd);
 	/* A mount or another exclusive holder makes O_EXCL fail. */
 	fd = open(l->path, O_RDONLY | O_EXCL | O_CLOEXEC);
 	if (fd < 0)
-		return errno == EBUSY;
+		return errno == EBUSY ? LOOP_HELD : LOOP_FREE;
 	close(fd);
-	/* An opener that comes and goes is given 2 s: udev probes a block
-	 * device after a writer closes it (a pool just exported), and that
-	 * made "zpool export; geli detach" fail now and then. */
-	for (int i = 0; i < 40; i++) {
-		if (!open_elsewhere(l->path))
-			return false;
-		usleep(50000);
-	}
-	return true;
+	if (stat(l->path, &st) == 0 && proc_holds_open(&st))
+		return LOOP_OPENED;
+	return LOOP_FREE;
 }
 
 /* The device's discard limit in sysfs (0: the kernel turned it off). */

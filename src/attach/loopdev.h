@@ -41,8 +41,9 @@ int loop_set_capacity(const struct loopdev *l);
  * device of 512-byte blocks (no smaller size to pass through).
  */
 int loop_refresh_discard(const struct loopdev *l);
-/* True when something (a mount, a process other than us) holds the device;
- * a process that lets go of it within 2 s does not count. */
-bool loop_in_use(const struct loopdev *l);
+/* Who holds the device besides us: nobody (or it is no longer ours), a
+ * mount or another exclusive opener, or a process that has it open. */
+enum loop_holder { LOOP_FREE, LOOP_HELD, LOOP_OPENED };
+enum loop_holder loop_holder(const struct loopdev *l);
 
 #endif

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include "dmn.h"
 #include "loopdev.h"
 #include "msg.h"
+#include "proc.h"
 
 void
 dlog(struct dmn *d, const char *fmt, ...)
@@ -206,20 +208,38 @@ dmn_flags(struct dmn *d)
 	return f;
 }
 
+/*
+ * Busy: held by a mount or an exclusive opener (a pool), or the .eli file
+ * open in a process.  Two openers that come and go on their own are waited
+ * for, 10 s at most: the kernel sends FUSE's RELEASE of a file after
+ * close(2) has returned (cmp disk.eli ...; geli detach), and udev probes a
+ * block device after a writer closes it (zpool export; geli detach), for
+ * seconds on a loaded machine.  An open count with no process holding the
+ * file is such a release on its way.
+ */
 bool
 dmn_busy(struct dmn *d)
 {
-	unsigned opens;
+	unsigned opens, own = d->loop.path[0] != '\0';	/* the loop's open */
+	enum loop_holder lh;
+	struct stat eli;
 
-	pthread_mutex_lock(&d->lock);
-	opens = d->opens;
-	pthread_mutex_unlock(&d->lock);
-	if (d->loop.path[0] != '\0') {
-		if (loop_in_use(&d->loop))
+	for (int i = 0;; i++) {
+		pthread_mutex_lock(&d->lock);
+		opens = d->opens;
+		pthread_mutex_unlock(&d->lock);
+		lh = own ? loop_holder(&d->loop) : LOOP_FREE;
+		if (lh == LOOP_HELD)
 			return true;
-		return opens > 1;	/* the loop device's own open */
+		if (opens > own && stat(d->elipath, &eli) == 0 &&
+		    proc_holds_open(&eli))
+			return true;
+		if (opens <= own && lh == LOOP_FREE)
+			return false;
+		if (i == 100)
+			return true;
+		usleep(100000);
 	}
-	return opens > 0;
 }
 
 /* ---- Growth of the provider (AUTORESIZE, §8.4) ------------------------------ */

@@ -126,7 +126,7 @@ for layout in "raidz p1 p2 p3" "mirror p4 p5"; do
 	zpool export "$pool"
 	detach_all
 	attach_all
-	"$GELI" detach "$last.img"
+	"$GELI" detach "$last.img" 2>&1 | diag
 	zpool import -d "$ZDIR" "$pool" >/dev/null 2>&1
 	check "$kind with $last missing: DEGRADED" bash -c "zpool status $pool | grep -q 'state: DEGRADED'"
 	check "$kind degraded: the data reads back correct" test "$(md5sum <"$T/mnt-$pool/data")" = "$sum"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* common/proc.c: /proc/PID/stat, parsed once. */
+/* common/proc.c: /proc/PID/stat parsed once; files held open. */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -51,5 +51,25 @@ main(void)
 	    "killed and not reaped: a zombie (%c)", st.state);
 	waitpid(pid, NULL, 0);
 	tap_ok(!proc_stat_read(pid, &st), "reaped: gone");
+
+	/* Files held open: by this process they do not count. */
+	char tmpl[] = "/tmp/test_proc.XXXXXX";
+	struct stat f;
+	int fd = mkstemp(tmpl);
+
+	tap_ok(fd >= 0 && fstat(fd, &f) == 0, "a file made");
+	tap_ok(!proc_holds_open(&f), "open only here: no other holder");
+	pid = fork();
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	close(fd);
+	usleep(50000);
+	tap_ok(proc_holds_open(&f), "a child holds it: held");
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	tap_ok(!proc_holds_open(&f), "the child gone: not held");
+	unlink(tmpl);
 	return tap_done();
 }

@@ -17,7 +17,7 @@
 
 static const char *const suffix[] = {
 	[RUNDIR_ELI] = ".eli", [RUNDIR_CTL] = ".ctl", [RUNDIR_PID] = ".pid",
-	[RUNDIR_LOG] = ".log",
+	[RUNDIR_LOG] = ".log", [RUNDIR_DEV] = ".dev",
 };
 
 const char *
@@ -160,13 +160,15 @@ devlink_path(const char *name, char *buf, size_t len)
 
 /*
  * Is the link at path one that a daemon of name in this run directory
- * left (or is about to replace)?  Its target is gone, or is a loop device
- * on our NAME.eli (a daemon killed with -9 leaves its loop device).
+ * left (or is about to replace)?  Its target is gone, or is the device
+ * NAME.dev records (a daemon killed with -9 leaves its link, and its loop
+ * device, once cleared, may be another's by the next attach), or is a loop
+ * device on our NAME.eli.
  */
 static bool
 devlink_ours(const char *path, const char *name)
 {
-	char target[4096], sys[128], back[4096], eli[4096];
+	char target[4096], sys[128], back[4096], eli[4096], rec[4096];
 	const char *base;
 	struct stat st;
 	ssize_t n;
@@ -178,6 +180,15 @@ devlink_ours(const char *path, const char *name)
 	target[n] = '\0';
 	if (stat(path, &st) != 0)
 		return errno == ENOENT;
+	if (rundir_entry(NULL, name, RUNDIR_DEV, rec, sizeof(rec)) == 0 &&
+	    (f = fopen(rec, "re")) != NULL) {
+		bool same = fgets(rec, sizeof(rec), f) != NULL &&
+		    strcmp(rec, target) == 0;
+
+		fclose(f);
+		if (same)
+			return true;
+	}
 	base = strrchr(target, '/') != NULL ? strrchr(target, '/') + 1 : target;
 	if (!S_ISBLK(st.st_mode) || strncmp(base, "loop", 4) != 0 ||
 	    rundir_entry(NULL, name, RUNDIR_ELI, eli, sizeof(eli)) != 0)
@@ -197,23 +208,28 @@ devlink_ours(const char *path, const char *name)
 int
 devlink_make(const char *name, const char *dev)
 {
-	char path[4096], tmp[4200];
+	char path[4096], tmp[4200], rec[4096];
 	struct stat st;
+	int error;
 
-	if (devlink_path(name, path, sizeof(path)) != 0)
+	if (devlink_path(name, path, sizeof(path)) != 0 ||
+	    rundir_entry(NULL, name, RUNDIR_DEV, rec, sizeof(rec)) != 0)
 		return -ENAMETOOLONG;
 	if (lstat(path, &st) == 0 &&
 	    (!S_ISLNK(st.st_mode) || !devlink_ours(path, name)))
 		return -EEXIST;
+	/* Recorded before it is made: killed in between, the next attach
+	 * still knows the link for ours. */
+	if ((error = write_file(rec, dev)) != 0)
+		return error;
 	/* Made beside it and renamed over it: the name never points at
 	 * nothing while it is replaced. */
 	snprintf(tmp, sizeof(tmp), "%s.%ld.new", path, (long)getpid());
 	(void)unlink(tmp);
-	if (symlink(dev, tmp) != 0)
-		return -errno;
-	if (rename(tmp, path) != 0) {
-		int error = -errno;
+	if (symlink(dev, tmp) != 0 || rename(tmp, path) != 0) {
+		error = -errno;
 		(void)unlink(tmp);
+		(void)unlink(rec);
 		return error;
 	}
 	return 0;
@@ -222,17 +238,21 @@ devlink_make(const char *name, const char *dev)
 void
 devlink_remove(const char *name, const char *dev)
 {
-	char path[4096], target[4096];
+	char path[4096], target[4096], rec[4096];
 	ssize_t n;
 
-	if (devlink_path(name, path, sizeof(path)) != 0)
+	if (devlink_path(name, path, sizeof(path)) != 0 ||
+	    rundir_entry(NULL, name, RUNDIR_DEV, rec, sizeof(rec)) != 0)
 		return;
 	n = readlink(path, target, sizeof(target) - 1);
-	if (n < 0)
-		return;
-	target[n] = '\0';
-	if (dev != NULL ? strcmp(target, dev) == 0 : devlink_ours(path, name))
+	if (n >= 0) {
+		target[n] = '\0';
+		if (dev != NULL ? strcmp(target, dev) != 0 :
+		    !devlink_ours(path, name))
+			return;
 		(void)unlink(path);
+	}
+	(void)unlink(rec);
 }
 
 /*

@@ -10,6 +10,9 @@
  *     NAME.ctl   the daemon's control socket (ctl.h)
  *     NAME.pid   the daemon's PID, written once it serves
  *     NAME.log   the daemon's log, in FreeBSD's kernel words
+ *     NAME.dev   the block device its stable name was made to point at
+ *                (devlink_make), so that a later attach knows the link
+ *                of a daemon killed with -9 for its own
  *     .attach.lock   taken by attaches from their stale-file check until
  *                    their daemon answers
  *
@@ -23,7 +26,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-enum rundir_entry { RUNDIR_ELI, RUNDIR_CTL, RUNDIR_PID, RUNDIR_LOG };
+enum rundir_entry { RUNDIR_ELI, RUNDIR_CTL, RUNDIR_PID, RUNDIR_LOG, RUNDIR_DEV };
 
 /* The run directory of this process (its environment and user). */
 const char *rundir(void);
@@ -69,14 +72,15 @@ int devlink_path(const char *name, char *buf, size_t len);
 /* Where the stable names are: $GELI_DEVDIR, else /dev. */
 const char *devdir(void);
 /*
- * name's link made to point at dev (an absolute path).  A link left by an
- * earlier daemon of the same name (to nothing, or to a loop device on this
- * run directory's NAME.eli) is replaced; anything else there is kept and
- * the answer is -EEXIST.  0 or -errno.
+ * name's link made to point at dev (an absolute path), recorded first in
+ * NAME.dev.  A link left by an earlier daemon of the same name (to nothing,
+ * to the device NAME.dev records, or to a loop device on this run
+ * directory's NAME.eli) is replaced; anything else there is kept and the
+ * answer is -EEXIST.  0 or -errno.
  */
 int devlink_make(const char *name, const char *dev);
 /* name's link removed, if it still points at dev (NULL: at a device that a
- * daemon of ours left, as devlink_make replaces). */
+ * daemon of ours left, as devlink_make replaces), and its record. */
 void devlink_remove(const char *name, const char *dev);
 
 /* A daemon: its PID (0: none) and start time, against PID reuse. */

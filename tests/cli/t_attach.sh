@@ -65,6 +65,19 @@ check "attach again points the name at the new loop device" \
 	test -n "$loop2" -a "$(readlink "$GELI_DEVDIR/disk.img.eli")" = "$loop2"
 "$GELI" detach "$prov"
 check "the loop device of the killed daemon cleared itself" fails test -e "/sys/block/$(basename "$loop")/loop/backing_file"
+# Cleared, the loop device may be someone else's by the next attach (the
+# run directory's record of the link says it was ours).
+run "$GELI" attach -L -j "$T/pass" "$prov"
+loop=$(cat "$T/out")
+kill -9 "$(cat "$GELI_RUNDIR/disk.img.pid")"
+wait_for fails attached disk.img
+truncate -s 1M "$T/other"
+wait_for losetup "$loop" "$T/other"
+run "$GELI" attach -L -j "$T/pass" "$prov"
+check "a killed daemon's name is taken over when its loop device is another's" \
+	test "$rc" = 0 -a "$(readlink "$GELI_DEVDIR/disk.img.eli")" = "$(cat "$T/out")" -a "$(cat "$T/out")" != "$loop"
+losetup -d "$loop"
+"$GELI" detach "$prov"
 ln -s /dev/null "$GELI_DEVDIR/disk.img.eli"
 expect_err "a stable name that leads elsewhere is kept and attach -L fails" \
 	"geli: Cannot create $GELI_DEVDIR/disk.img.eli: File exists."$'\n'"geli: There was an error with at least one provider." -- "$GELI" attach -L -j "$T/pass" "$prov"

@@ -1,0 +1,620 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The ublk front end (ublk.h), on liburing and the definitions of ublk_abi.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "spawn.h"
+#include "ublk.h"
+#include "ublk_abi.h"
+
+#define UBLK_CONTROL	"/dev/ublk-control"
+#define SETUP_LOCK	"/run/lock/geli-ublk.lock"
+#define QUEUE_DEPTH	64
+#define MAX_IO		(256u << 10)	/* bytes per request */
+/* Our mark in the kernel's ublksrv_flags, which it keeps for the server:
+ * a device of ours whose daemon died may be deleted by the next one. */
+#define GELI_UBLK_MARK	0x494c4547ull	/* "GELI" */
+
+/* ---- The control device ------------------------------------------------------------ */
+
+struct ctl {
+	int fd;
+	struct io_uring ring;		/* 128-byte entries */
+	bool encoded;			/* the kernel takes ioctl numbers */
+	uint64_t features;
+};
+
+static int
+ctl_cmd(struct ctl *c, unsigned nr, uint32_t id, void *buf, uint16_t len,
+    uint64_t data0)
+{
+	static const unsigned encoded[] = {
+		[UBLK_CMD_GET_DEV_INFO] = UBLK_U_CMD_GET_DEV_INFO,
+		[UBLK_CMD_ADD_DEV] = UBLK_U_CMD_ADD_DEV,
+		[UBLK_CMD_DEL_DEV] = UBLK_U_CMD_DEL_DEV,
+		[UBLK_CMD_START_DEV] = UBLK_U_CMD_START_DEV,
+		[UBLK_CMD_STOP_DEV] = UBLK_U_CMD_STOP_DEV,
+		[UBLK_CMD_SET_PARAMS] = UBLK_U_CMD_SET_PARAMS,
+		[UBLK_CMD_GET_FEATURES] = UBLK_U_CMD_GET_FEATURES,
+		[UBLK_CMD_DEL_DEV_ASYNC] = UBLK_U_CMD_DEL_DEV_ASYNC,
+		[UBLK_CMD_UPDATE_SIZE] = UBLK_U_CMD_UPDATE_SIZE,
+	};
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	struct ublk_ctrl_cmd cmd = {
+		.dev_id = id, .queue_id = (uint16_t)-1, .len = len,
+		.addr = (uint64_t)(uintptr_t)buf, .data = { data0 },
+	};
+	int error;
+
+	sqe = io_uring_get_sqe(&c->ring);
+	if (sqe == NULL)
+		return -EAGAIN;
+	memset(sqe, 0, 2 * sizeof(*sqe));
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->fd = c->fd;
+	/* (the commands from GET_FEATURES on have no plain number) */
+	sqe->cmd_op = c->encoded || nr >= UBLK_CMD_GET_FEATURES ?
+	    encoded[nr] : nr;
+	memcpy(sqe->cmd, &cmd, sizeof(cmd));
+	error = io_uring_submit_and_wait(&c->ring, 1);
+	if (error < 0)
+		return error;
+	error = io_uring_wait_cqe(&c->ring, &cqe);
+	if (error < 0)
+		return error;
+	error = cqe->res;
+	io_uring_cqe_seen(&c->ring, cqe);
+	return error;
+}
+
+static void
+ctl_close(struct ctl *c)
+{
+	if (c->fd < 0)
+		return;
+	io_uring_queue_exit(&c->ring);
+	close(c->fd);
+	c->fd = -1;
+}
+
+static int
+ctl_open(struct ctl *c, char *why, size_t len)
+{
+	int error;
+
+	c->fd = open(UBLK_CONTROL, O_RDWR | O_CLOEXEC);
+	if (c->fd < 0 && errno == ENOENT && geteuid() == 0) {
+		(void)run_cmd(SPAWN_QUIET, NULL, NULL, "modprobe", "ublk_drv",
+		    NULL);
+		c->fd = open(UBLK_CONTROL, O_RDWR | O_CLOEXEC);
+	}
+	if (c->fd < 0) {
+		error = -errno;
+		if (error == -ENOENT)
+			snprintf(why, len, "no %s, and ublk_drv does not load",
+			    UBLK_CONTROL);
+		else
+			snprintf(why, len, "%s: %s", UBLK_CONTROL,
+			    strerror(-error));
+		return error;
+	}
+	error = io_uring_queue_init(4, &c->ring, IORING_SETUP_SQE128);
+	if (error < 0) {
+		snprintf(why, len, "io_uring: %s", strerror(-error));
+		close(c->fd);
+		c->fd = -1;
+		return error;
+	}
+	/* 6.5+ answers; before, only the plain numbers exist. */
+	c->features = 0;
+	c->encoded = ctl_cmd(c, UBLK_CMD_GET_FEATURES, 0, &c->features,
+	    sizeof(c->features), 0) == 0;
+	return 0;
+}
+
+/*
+ * Device id deleted.  DEL_DEV waits until nobody holds the device (a file
+ * system still mounted from it after detach -f): the asynchronous one
+ * (6.9+) does not, and before it a child of ours waits in our place.
+ */
+static void
+delete_dev(struct ctl *c, uint32_t id, int lock)
+{
+	char why[100];
+	struct ctl cc;
+	pid_t pid;
+
+	int error = c->encoded ? ctl_cmd(c, UBLK_CMD_DEL_DEV_ASYNC, id, NULL,
+	    0, 0) : -EOPNOTSUPP;
+
+	/* (being deleted already: -ENODEV or the like) */
+	if (error != -EOPNOTSUPP && error != -EINVAL)
+		return;
+	pid = fork();
+	if (pid != 0)
+		return;
+	if (lock >= 0)
+		close(lock);
+	if (ctl_open(&cc, why, sizeof(why)) == 0)
+		(void)ctl_cmd(&cc, UBLK_CMD_DEL_DEV, id, NULL, 0, 0);
+	_exit(0);
+}
+
+int
+ublk_probe(char *why, size_t len)
+{
+	struct ctl c;
+	int error;
+
+	error = ctl_open(&c, why, len);
+	ctl_close(&c);
+	return error;
+}
+
+/*
+ * Devices of ours (marked) whose daemon is gone: a daemon killed with -9
+ * leaves its device stopped but not deleted (its server PID -1), and nobody
+ * else will.  Under the setup lock, where no daemon is between ADD_DEV and
+ * START_DEV, or between STOP_DEV and DEL_DEV.
+ */
+static void
+delete_orphans(struct ctl *c, int lock)
+{
+	struct dirent *e;
+	DIR *dir;
+
+	dir = opendir("/sys/class/ublk-char");
+	if (dir == NULL)
+		return;
+	while ((e = readdir(dir)) != NULL) {
+		struct ublk_dev_info info = { 0 };
+		unsigned id;
+
+		if (sscanf(e->d_name, "ublkc%u", &id) != 1 ||
+		    ctl_cmd(c, UBLK_CMD_GET_DEV_INFO, id, &info,
+		    sizeof(info), 0) != 0)
+			continue;
+		if (info.ublksrv_flags == GELI_UBLK_MARK &&
+		    (info.ublksrv_pid <= 0 ||
+		    (kill(info.ublksrv_pid, 0) != 0 && errno == ESRCH)))
+			delete_dev(c, id, lock);
+	}
+	closedir(dir);
+}
+
+/* The setup lock, one for every daemon whatever its run directory. */
+static int
+setup_lock(void)
+{
+	int fd = open(SETUP_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+	if (fd >= 0 && flock(fd, LOCK_EX) != 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static void
+setup_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
+/* ---- Queues ---------------------------------------------------------------------- */
+
+struct ublk;
+
+struct queue {
+	struct ublk *u;
+	uint16_t q;
+	struct io_uring ring;
+	bool ring_made;
+	const struct ublk_io_desc *descs;
+	size_t descs_len;
+	uint8_t *bufs;			/* QUEUE_DEPTH * MAX_IO */
+	pthread_t thread;
+	bool running;
+	atomic_bool fetched;		/* every tag's FETCH submitted */
+	int error;
+};
+
+struct ublk {
+	struct fusefile_backend be;
+	struct ublk_conf conf;
+	struct ctl ctl;
+	uint32_t id;
+	bool added, started;
+	int cdev;
+	unsigned nq;
+	struct queue *qs;
+	_Atomic uint64_t size;		/* conf.size, as it grows */
+	int setup_lock;			/* held from ADD_DEV to START_DEV */
+	atomic_bool stopping;
+	atomic_uint ended;		/* queues whose thread returned */
+	_Atomic uint64_t requests;
+};
+
+static void
+prep_io(struct queue *qu, unsigned op, uint16_t tag, int32_t result)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&qu->ring);
+	struct ublk_io_cmd cmd = {
+		.q_id = qu->q, .tag = tag, .result = result,
+		.addr = (uint64_t)(uintptr_t)(qu->bufs + (size_t)tag * MAX_IO),
+	};
+
+	/* (never NULL: one entry per tag, and a tag has one command) */
+	if (sqe == NULL)
+		abort();
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->fd = qu->u->cdev;
+	sqe->cmd_op = qu->u->ctl.encoded ?
+	    (op == UBLK_IO_FETCH_REQ ? UBLK_U_IO_FETCH_REQ :
+	    UBLK_U_IO_COMMIT_AND_FETCH_REQ) : op;
+	sqe->user_data = tag;
+	memcpy(sqe->cmd, &cmd, sizeof(cmd));
+}
+
+/*
+ * One request, as the backend answers it: the bytes done, or -errno.  What
+ * the kernel should never ask (beyond the end, not on a block boundary,
+ * larger than the buffer, an operation we did not offer) is refused.
+ */
+static int32_t
+serve(struct ublk *u, const struct ublk_io_desc *d, uint8_t *buf)
+{
+	const struct fusefile_backend *be = &u->be;
+	uint64_t off = d->start_sector << 9, len = (uint64_t)d->nr_sectors << 9;
+	uint64_t size = atomic_load(&u->size);
+	uint32_t lbs = u->conf.sectorsize > 4096 ? 4096 : u->conf.sectorsize;
+	unsigned op = UBLK_IO_OP(d);
+	ssize_t n;
+	int error;
+
+	if (op == UBLK_IO_OP_FLUSH)
+		return be->flush(be->arg);
+	if (off > size || len > size - off ||
+	    off % lbs != 0 || len % lbs != 0)
+		return -EIO;
+	switch (op) {
+	case UBLK_IO_OP_READ:
+	case UBLK_IO_OP_WRITE:
+		if (len > MAX_IO)
+			return -EIO;
+		if (op == UBLK_IO_OP_READ) {
+			n = be->read(be->arg, buf, len, off);
+		} else {
+			if (u->conf.readonly)
+				return -EROFS;
+			n = be->write(be->arg, buf, len, off);
+			if (n == (ssize_t)len && (d->op_flags & UBLK_IO_F_FUA) &&
+			    (error = be->flush(be->arg)) != 0)
+				return error;
+		}
+		if (n >= 0 && (uint64_t)n != len)
+			return -EIO;
+		return (int32_t)n;
+	case UBLK_IO_OP_DISCARD:
+	case UBLK_IO_OP_WRITE_ZEROES:
+		if (u->conf.readonly || !u->conf.discard)
+			return u->conf.readonly ? -EROFS : -EOPNOTSUPP;
+		/* as the loop driver asks a file: a hole unless told to keep
+		 * the blocks */
+		error = be->zero(be->arg, off, len, op == UBLK_IO_OP_DISCARD ||
+		    !(d->op_flags & UBLK_IO_F_NOUNMAP));
+		return error != 0 ? error : 0;
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+static void *
+queue_main(void *arg)
+{
+	struct queue *qu = arg;
+	struct ublk *u = qu->u;
+	struct __kernel_timespec ts = { .tv_sec = 1 };
+	struct io_uring_cqe *cqe;
+	unsigned inflight = QUEUE_DEPTH, idle = 0, head, seen;
+	int error;
+
+	for (uint16_t tag = 0; tag < QUEUE_DEPTH; tag++)
+		prep_io(qu, UBLK_IO_FETCH_REQ, tag, -1);
+	error = io_uring_submit(&qu->ring);
+	if (error != QUEUE_DEPTH) {
+		qu->error = error < 0 ? error : -EIO;
+		inflight = 0;
+	}
+	atomic_store(&qu->fetched, true);
+	while (inflight > 0) {
+		error = io_uring_submit_and_wait_timeout(&qu->ring, &cqe, 1,
+		    &ts, NULL);
+		if (error == -ETIME || error == -EINTR) {
+			/* Stopped: the kernel ends our commands; a kernel
+			 * that does not is left to the ring's exit. */
+			if (atomic_load(&u->stopping) && ++idle >= 3)
+				break;
+			continue;
+		}
+		if (error < 0) {
+			qu->error = error;
+			break;
+		}
+		idle = 0;
+		seen = 0;
+		io_uring_for_each_cqe(&qu->ring, head, cqe) {
+			uint16_t tag = (uint16_t)cqe->user_data;
+
+			seen++;
+			/* (requests are served while the device stops: its
+			 * removal waits for them, a file system's last
+			 * writes among them) */
+			if (cqe->res != UBLK_IO_RES_OK || tag >= QUEUE_DEPTH) {
+				/* aborted (the device goes away) or refused */
+				inflight--;
+				continue;
+			}
+			atomic_fetch_add_explicit(&u->requests, 1,
+			    memory_order_relaxed);
+			prep_io(qu, UBLK_IO_COMMIT_AND_FETCH_REQ, tag,
+			    serve(u, &qu->descs[tag],
+			    qu->bufs + (size_t)tag * MAX_IO));
+		}
+		io_uring_cq_advance(&qu->ring, seen);
+	}
+	atomic_fetch_add(&u->ended, 1);
+	return NULL;
+}
+
+static void
+queue_close(struct queue *qu)
+{
+	if (qu->descs != NULL)
+		munmap((void *)qu->descs, qu->descs_len);
+	if (qu->ring_made)
+		io_uring_queue_exit(&qu->ring);
+	free(qu->bufs);
+}
+
+static int
+queue_open(struct ublk *u, struct queue *qu, uint16_t q)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t stride = ((size_t)UBLK_MAX_DEPTH * sizeof(struct ublk_io_desc) +
+	    (size_t)page - 1) / (size_t)page * (size_t)page;
+	void *p;
+	int error;
+
+	qu->u = u;
+	qu->q = q;
+	qu->descs_len = ((size_t)QUEUE_DEPTH * sizeof(struct ublk_io_desc) +
+	    (size_t)page - 1) / (size_t)page * (size_t)page;
+	/* Queue q's descriptors are at q times the largest queue's area. */
+	p = mmap(NULL, qu->descs_len, PROT_READ, MAP_SHARED | MAP_POPULATE,
+	    u->cdev, (off_t)(UBLK_IO_DESC_OFFSET + q * stride));
+	if (p == MAP_FAILED)
+		return -errno;
+	qu->descs = p;
+	/* (in locked memory, as all of the daemon's: geli_protect_process) */
+	qu->bufs = aligned_alloc((size_t)page, (size_t)QUEUE_DEPTH * MAX_IO);
+	if (qu->bufs == NULL)
+		return -ENOMEM;
+	error = io_uring_queue_init(QUEUE_DEPTH, &qu->ring, 0);
+	if (error < 0)
+		return error;
+	qu->ring_made = true;
+	return 0;
+}
+
+/* ---- The device ------------------------------------------------------------------ */
+
+static int
+set_params(struct ublk *u)
+{
+	const struct ublk_conf *c = &u->conf;
+	uint32_t lbs = c->sectorsize > 4096 ? 4096 : c->sectorsize;
+	struct ublk_params p;
+
+	memset(&p, 0, sizeof(p));
+	p.len = sizeof(p);
+	p.types = UBLK_PARAM_TYPE_BASIC;
+	p.basic.attrs = UBLK_ATTR_VOLATILE_CACHE | UBLK_ATTR_FUA |
+	    (c->readonly ? UBLK_ATTR_READ_ONLY : 0);
+	p.basic.logical_bs_shift = (uint8_t)__builtin_ctz(lbs);
+	p.basic.physical_bs_shift = (uint8_t)__builtin_ctz(c->sectorsize);
+	p.basic.io_min_shift = p.basic.physical_bs_shift;
+	p.basic.io_opt_shift = p.basic.physical_bs_shift;
+	p.basic.max_sectors = MAX_IO >> 9;
+	p.basic.dev_sectors = c->size >> 9;
+	if (c->discard && !c->readonly) {
+		p.types |= UBLK_PARAM_TYPE_DISCARD;
+		p.discard.discard_granularity = c->sectorsize;
+		p.discard.max_discard_sectors = UINT32_MAX >> 9;
+		p.discard.max_write_zeroes_sectors = UINT32_MAX >> 9;
+		p.discard.max_discard_segments = 1;
+	}
+	return ctl_cmd(&u->ctl, UBLK_CMD_SET_PARAMS, u->id, &p, sizeof(p), 0);
+}
+
+/* The character device's node, which devtmpfs makes as the device is added. */
+static int
+open_cdev(uint32_t id)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/dev/ublkc%u", id);
+	for (int i = 0; i < 100; i++) {
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd >= 0 || errno != ENOENT)
+			return fd >= 0 ? fd : -errno;
+		usleep(20000);
+	}
+	return -ENOENT;
+}
+
+void
+ublk_stop(struct ublk *u)
+{
+	int lk;
+
+	if (u == NULL)
+		return;
+	lk = u->setup_lock >= 0 ? u->setup_lock : setup_lock();
+	atomic_store(&u->stopping, true);
+	if (u->started)
+		(void)ctl_cmd(&u->ctl, UBLK_CMD_STOP_DEV, u->id, NULL, 0, 0);
+	for (unsigned q = 0; q < u->nq; q++) {
+		if (u->qs[q].running)
+			pthread_join(u->qs[q].thread, NULL);
+		queue_close(&u->qs[q]);
+	}
+	if (u->cdev >= 0)
+		close(u->cdev);
+	/* (after the rings: the character device closed) */
+	if (u->added)
+		delete_dev(&u->ctl, u->id, lk);
+	ctl_close(&u->ctl);
+	setup_unlock(lk);
+	free(u->qs);
+	free(u);
+}
+
+int
+ublk_start(const struct fusefile_backend *be, const struct ublk_conf *c,
+    struct ublk **out, char *dev, size_t devlen, char *why, size_t whylen)
+{
+	struct ublk_dev_info info;
+	struct ublk *u;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	struct stat st;
+	const char *step;
+	int error;
+
+	*out = NULL;
+	u = calloc(1, sizeof(*u));
+	if (u == NULL)
+		return -ENOMEM;
+	u->be = *be;
+	u->conf = *c;
+	atomic_store(&u->size, c->size);
+	u->cdev = -1;
+	u->setup_lock = -1;
+	u->nq = ncpu > 0 ? (unsigned)ncpu : 1;
+	u->qs = calloc(u->nq, sizeof(*u->qs));
+	if (u->qs == NULL) {
+		free(u);
+		return -ENOMEM;
+	}
+	error = ctl_open(&u->ctl, why, whylen);
+	if (error != 0) {
+		free(u->qs);
+		free(u);
+		return error;
+	}
+	u->setup_lock = setup_lock();
+	delete_orphans(&u->ctl, u->setup_lock);
+
+	step = "ADD_DEV";
+	memset(&info, 0, sizeof(info));
+	info.nr_hw_queues = (uint16_t)u->nq;
+	info.queue_depth = QUEUE_DEPTH;
+	info.max_io_buf_bytes = MAX_IO;
+	info.dev_id = (uint32_t)-1;
+	info.ublksrv_pid = getpid();
+	info.ublksrv_flags = GELI_UBLK_MARK;
+	info.flags = u->ctl.encoded ? UBLK_F_CMD_IOCTL_ENCODE : 0;
+	error = ctl_cmd(&u->ctl, UBLK_CMD_ADD_DEV, (uint32_t)-1, &info,
+	    sizeof(info), 0);
+	if (error != 0)
+		goto fail;
+	u->added = true;
+	u->id = info.dev_id;
+	step = "SET_PARAMS";
+	if ((error = set_params(u)) != 0)
+		goto fail;
+	step = "/dev/ublkc";
+	if ((error = u->cdev = open_cdev(u->id)) < 0)
+		goto fail;
+	step = "queue";
+	for (unsigned q = 0; q < u->nq; q++) {
+		if ((error = queue_open(u, &u->qs[q], (uint16_t)q)) != 0)
+			goto fail;
+		error = -pthread_create(&u->qs[q].thread, NULL, queue_main,
+		    &u->qs[q]);
+		if (error != 0)
+			goto fail;
+		u->qs[q].running = true;
+	}
+	for (unsigned q = 0; q < u->nq; q++) {
+		while (!atomic_load(&u->qs[q].fetched))
+			usleep(1000);
+		if ((error = u->qs[q].error) != 0)
+			goto fail;
+	}
+	/* (the kernel waits for every tag's FETCH, then adds the disk) */
+	step = "START_DEV";
+	error = ctl_cmd(&u->ctl, UBLK_CMD_START_DEV, u->id, NULL, 0,
+	    (uint64_t)getpid());
+	if (error != 0)
+		goto fail;
+	u->started = true;
+	snprintf(dev, devlen, "/dev/ublkb%u", u->id);
+	for (int i = 0; i < 250 && stat(dev, &st) != 0; i++)
+		usleep(20000);
+	if (stat(dev, &st) != 0) {
+		error = -ENOENT;
+		step = dev;
+		goto fail;
+	}
+	setup_unlock(u->setup_lock);
+	u->setup_lock = -1;
+	*out = u;
+	return 0;
+fail:
+	snprintf(why, whylen, "%s: %s", step, strerror(-error));
+	ublk_stop(u);
+	return error;
+}
+
+int
+ublk_resize(struct ublk *u, uint64_t size)
+{
+	int error;
+
+	if (!(u->ctl.features & UBLK_F_UPDATE_SIZE))
+		return -EOPNOTSUPP;
+	error = ctl_cmd(&u->ctl, UBLK_CMD_UPDATE_SIZE, u->id, NULL, 0,
+	    size >> 9);
+	if (error == 0)
+		atomic_store(&u->size, size);
+	return error;
+}
+
+bool
+ublk_ended(struct ublk *u)
+{
+	return atomic_load(&u->ended) == u->nq;
+}
+
+uint64_t
+ublk_requests(struct ublk *u)
+{
+	return atomic_load(&u->requests);
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The ublk front end: the attached provider as a block device of the
+ * kernel's ublk driver (/dev/ublkbN), whose requests this process takes
+ * from one io_uring per queue (a queue per online CPU, each on its own
+ * thread) and answers from the same backend as the FUSE file's
+ * (fusefile.h).  One copy per request, no page cache of its own.
+ */
+#ifndef GELI_UBLK_H
+#define GELI_UBLK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fusefile.h"
+
+struct ublk;
+
+/*
+ * Can this process make ublk devices?  /dev/ublk-control is opened (root
+ * loads ublk_drv first when it is missing) and the kernel answers.  0, or
+ * -errno with why in a few words ("no /dev/ublk-control and ublk_drv
+ * does not load").
+ */
+int ublk_probe(char *why, size_t len);
+
+struct ublk_conf {
+	uint64_t size;		/* bytes, a multiple of the sector size */
+	uint32_t sectorsize;	/* GELI's: the logical block size up to 4096 */
+	bool readonly;
+	bool discard;		/* offer discard and write-zeroes */
+};
+
+/*
+ * A device made and started for be: *out, and its block device's path in
+ * dev.  Devices an earlier daemon of geli left behind (killed with -9) are
+ * deleted first.  0 or -errno (with why).
+ */
+int ublk_start(const struct fusefile_backend *be, const struct ublk_conf *c,
+    struct ublk **out, char *dev, size_t devlen, char *why, size_t whylen);
+/* The new size after the provider grew: 0, or -EOPNOTSUPP when the kernel
+ * cannot change it (before 6.14). */
+int ublk_resize(struct ublk *u, uint64_t size);
+/* Requests served so far (every queue's). */
+uint64_t ublk_requests(struct ublk *u);
+/* True once every queue has ended (the device was removed from outside). */
+bool ublk_ended(struct ublk *u);
+/* The device stopped and deleted, the threads joined; safe on NULL. */
+void ublk_stop(struct ublk *u);
+
+#endif

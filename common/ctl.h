@@ -83,8 +83,9 @@ struct ctl_status {
 	char prov[1024];	/* as given to attach */
 	char provpath[1024];	/* the absolute path served */
 	char elipath[1024];	/* the .eli file */
-	char loop[64];		/* the loop device, or "" */
+	char loop[64];		/* the block device (loop or ublk), or "" */
 	char dev[1024];		/* its stable name (devlink_path), or "" */
+	char backend[8];	/* "fuse" or "ublk" */
 	int32_t pid;
 	uint32_t flags;		/* runtime flags, GELI_FLAG_SUSPEND included */
 	uint16_t ealgo, aalgo, keylen;

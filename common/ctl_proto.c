@@ -247,6 +247,7 @@ put_status(struct cur *c, const struct ctl_status *s)
 	put_str(c, s->elipath, sizeof(s->elipath));
 	put_str(c, s->loop, sizeof(s->loop));
 	put_str(c, s->dev, sizeof(s->dev));
+	put_str(c, s->backend, sizeof(s->backend));
 	put_u(c, (uint32_t)s->pid, 4);
 	put_u(c, s->flags, 4);
 	put_u(c, s->ealgo, 2);
@@ -281,6 +282,7 @@ get_status(struct cur *c, struct ctl_status *s)
 	get_str(c, s->elipath, sizeof(s->elipath));
 	get_str(c, s->loop, sizeof(s->loop));
 	get_str(c, s->dev, sizeof(s->dev));
+	get_str(c, s->backend, sizeof(s->backend));
 	s->pid = (int32_t)(uint32_t)get_u(c, 4);
 	s->flags = (uint32_t)get_u(c, 4);
 	s->ealgo = (uint16_t)get_u(c, 2);

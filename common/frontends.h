@@ -15,6 +15,13 @@
 
 #include "geli.h"
 
+/* What serves an attached provider to the kernel. */
+enum attach_backend {
+	ATTACH_AUTO,			/* ublk where the kernel has it, else FUSE */
+	ATTACH_FUSE,			/* a FUSE file (and a loop device with -L) */
+	ATTACH_UBLK,			/* a ublk block device, or nothing */
+};
+
 /* An attached provider to serve. */
 struct attach_req {
 	const char *prov;		/* as given on the command line */
@@ -23,7 +30,10 @@ struct attach_req {
 	struct geli_metadata md;	/* as on disk (or made up for onetime) */
 	int used_key;			/* slot that opened, -1 for onetime */
 	unsigned flags;			/* GELI_FLAG_RO, WO_DETACH, ONETIME */
-	bool loop;			/* also make a loop block device */
+	bool loop;			/* also print the block device and make
+					 * its stable name (the loop device
+					 * of a FUSE file) */
+	enum attach_backend backend;
 	bool cached;			/* kernel page cache instead of direct I/O */
 	bool nomap;			/* reads with pread only (GELI_MMAP=0) */
 	unsigned threads;		/* worker threads, 0 = online CPUs */
@@ -32,7 +42,8 @@ struct attach_req {
 
 /* How a launch went. */
 struct attach_result {
-	char loopdev[64];		/* the loop device, or "" */
+	char loopdev[64];		/* the block device, or "" */
+	char note[600];			/* why not ublk (ATTACH_AUTO), or "" */
 	bool unlocked;			/* secrets in memory it could not lock */
 	char msg[1200];			/* on failure: FreeBSD-style text */
 };

@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/eventfd.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -32,6 +34,8 @@ teardown(struct dmn *d)
 
 	/* A conversion pauses at the end of its chunk; the journal stays. */
 	dmn_convert_pause(d);
+	if (d->ublkdev[0] != '\0' && d->r.loop)
+		devlink_remove(d->name, d->ublkdev);
 	if (d->loop.path[0] != '\0') {
 		devlink_remove(d->name, d->loop.path);
 		error = loop_detach(&d->loop);
@@ -45,8 +49,11 @@ teardown(struct dmn *d)
 	 * FUSE threads, and this teardown, for ever: they fail. */
 	if (d->v != NULL && geli_volume_suspended(d->v))
 		geli_volume_shutdown(d->v);
-	fusefile_stop(d->ff);
+	if (d->ff != NULL)
+		fusefile_stop(d->ff);
 	d->ff = NULL;
+	ublk_stop(d->ublk);
+	d->ublk = NULL;
 	dmn_convert_close(d);
 	if (d->ctlfd >= 0) {
 		close(d->ctlfd);
@@ -109,17 +116,78 @@ serve_block_device(void)
 	}
 }
 
+/*
+ * Will ublk serve it?  Where the kernel has it and we may (root): then the
+ * daemon goes into a mount namespace of its own, a slave of ours, before
+ * any thread starts: it never looks a path up in a file system mounted
+ * from its own device (which only it could answer), and what is unmounted
+ * out there is unmounted here too.  false, with why in note, when not.
+ */
+static bool
+choose_ublk(struct dmn *d, char *note, size_t len)
+{
+	if (d->r.backend == ATTACH_FUSE)
+		return false;
+	if (geteuid() != 0) {
+		snprintf(note, len, "it needs root here");
+		return false;
+	}
+	if (ublk_probe(note, len) != 0)
+		return false;
+	if (unshare(CLONE_NEWNS) != 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0)
+		dlog(d, "%s.eli: no mount namespace of its own: %s.", d->name,
+		    strerror(errno));
+	return true;
+}
+
+/*
+ * The ublk device made and the .eli in the run directory made a link to
+ * it (replacing the file that claimed the name): 0, or -errno with why.
+ */
+static int
+serve_ublk(struct dmn *d, const struct fusefile_backend *be, char *note,
+    size_t len)
+{
+	struct ublk_conf c = {
+		.size = geli_volume_size(d->v),
+		.sectorsize = geli_volume_sectorsize(d->v),
+		.readonly = (d->r.flags & GELI_FLAG_RO) != 0,
+		.discard = true,
+	};
+	char tmp[1100];
+	int error;
+
+	error = ublk_start(be, &c, &d->ublk, d->ublkdev, sizeof(d->ublkdev),
+	    note, len);
+	if (error != 0)
+		return error;
+	snprintf(tmp, sizeof(tmp), "%s.new", d->elipath);
+	(void)unlink(tmp);
+	if (symlink(d->ublkdev, tmp) != 0 || rename(tmp, d->elipath) != 0) {
+		error = -errno;
+		snprintf(note, len, "the link in the run directory: %s",
+		    strerror(-error));
+		(void)unlink(tmp);
+		ublk_stop(d->ublk);
+		d->ublk = NULL;
+		return error;
+	}
+	return 0;
+}
+
 /* The daemon process: never returns. */
 static void __attribute__((noreturn))
 daemon_main(struct dmn *d, int keyfd, int stfd)
 {
 	const struct geli_metadata *md = &d->r.md;
 	struct fusefile_backend be;
+	char note[600] = "";
 	sigset_t stop_signals;
 	unsigned vflags = 0, threads;
 	const char *accel;
 	int error, fd;
-	bool ro = (d->r.flags & GELI_FLAG_RO) != 0;
+	bool ro = (d->r.flags & GELI_FLAG_RO) != 0, use_ublk;
 
 	setsid();
 	/* Request buffers (1 MiB each) stay in the heap and stay mapped: with
@@ -178,6 +246,20 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 		_exit(1);
 	}
 	d->psize = geli_provider_sectorsize(d->p);
+	use_ublk = choose_ublk(d, note, sizeof(note));
+	if (!use_ublk && d->r.backend == ATTACH_UBLK) {
+		status_msg(stfd, false, "Cannot create a ublk device for %s: "
+		    "%s.", d->name, note);
+		_exit(1);
+	}
+	if (!use_ublk && note[0] != '\0') {
+		char why[200];
+
+		snprintf(why, sizeof(why), "%s", note);
+		snprintf(note, sizeof(note), "%.255s.eli: not through ublk (%s): "
+		    "through FUSE.", d->name, why);
+		dlog(d, "%s", note);
+	}
 	if (ro)
 		vflags |= GELI_VOLUME_READONLY;
 	if (d->r.flags & GELI_FLAG_ONETIME)
@@ -224,7 +306,14 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 	close(fd);
 	error = ctl_listen(d);
 	dmn_backend(d, &be);
-	if (error == 0)
+	if (error == 0 && use_ublk &&
+	    (error = serve_ublk(d, &be, note, sizeof(note))) != 0) {
+		status_msg(stfd, false, "Cannot create a ublk device for %s: "
+		    "%s.", d->name, note);
+		teardown(d);
+		_exit(1);
+	}
+	if (error == 0 && !use_ublk)
 		error = fusefile_start(d->elipath, &be, ro, !d->r.cached, &d->ff);
 	if (error != 0) {
 		status_msg(stfd, false, "Cannot create %s: %s.", d->elipath,
@@ -232,7 +321,18 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 		teardown(d);
 		_exit(1);
 	}
-	if (d->r.loop) {
+	if (d->ublk != NULL && d->r.loop &&
+	    (error = devlink_make(d->name, d->ublkdev)) != 0) {
+		char path[4096];
+
+		(void)devlink_path(d->name, path, sizeof(path));
+		status_msg(stfd, false, "Cannot create %s: %s.", path,
+		    strerror(-error));
+		d->r.loop = false;	/* (not ours to remove) */
+		teardown(d);
+		_exit(1);
+	}
+	if (d->r.loop && d->ublk == NULL) {
 		uint32_t bs = geli_volume_sectorsize(d->v);
 		error = loop_attach(d->elipath, bs > 4096 ? 4096 : bs, ro,
 		    &d->loop);
@@ -271,8 +371,11 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 	if (geli_secure_unlocked())
 		dlog(d, "%s.eli: Cannot lock memory: keys may be written to "
 		    "swap.", d->name);
-	status_msg(stfd, true, "%c%s", geli_secure_unlocked() ? 'U' : 'L',
-	    d->loop.path);
+	if (d->ublk != NULL)
+		dlog(d, "%s.eli: served as %s (ublk).", d->name, d->ublkdev);
+	/* "OK L<device>\n<note>": the note says why FUSE serves it */
+	status_msg(stfd, true, "%c%s\n%s", geli_secure_unlocked() ? 'U' : 'L',
+	    d->ublk != NULL ? d->ublkdev : d->loop.path, note);
 	close(stfd);
 
 	dmn_serve(d);
@@ -354,9 +457,13 @@ attachd_start(const struct attach_req *r, const uint8_t *mkey,
 	}
 	buf[n] = '\0';
 	if (strncmp(buf, "OK ", 3) == 0 && buf[3] != '\0') {
+		const char *nl = strchr(buf + 4, '\n');
+
 		res->unlocked = buf[3] == 'U';
 		snprintf(res->loopdev, sizeof(res->loopdev), "%.*s",
-		    (int)sizeof(res->loopdev) - 1, buf + 4);
+		    (int)(nl != NULL ? nl - (buf + 4) : 0), buf + 4);
+		snprintf(res->note, sizeof(res->note), "%s",
+		    nl != NULL ? nl + 1 : "");
 		return 0;
 	}
 	snprintf(res->msg, sizeof(res->msg), "%s",

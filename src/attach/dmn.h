@@ -15,6 +15,7 @@
 #include "attachd.h"
 #include "fusefile.h"
 #include "loopdev.h"
+#include "ublk.h"
 
 struct dmn {
 	struct attach_req r;
@@ -23,7 +24,12 @@ struct dmn {
 	struct geli_volume *v;
 	struct geli_provider *p;	/* owned by v */
 	struct geli_mdstore *store;	/* p's metadata */
-	struct fusefile *ff;
+	struct fusefile *ff;		/* the FUSE front end, or */
+	struct ublk *ublk;		/* the ublk one */
+	char ublkdev[64];		/* its block device */
+	atomic_bool written;		/* (ublk: a write served, as FUSE's
+					 * open for writing) */
+	uint64_t marked_at;		/* ublk: requests when -l was seen, +1 */
 	uint8_t *mkey;			/* secure; wiped while suspended */
 	uint32_t flags;			/* runtime flags, as geli list shows */
 	uint32_t psize;
@@ -57,7 +63,7 @@ void dmn_backend(struct dmn *d, struct fusefile_backend *be);
 void dmn_serve(struct dmn *d);
 /* The runtime flags now, SUSPEND included. */
 uint32_t dmn_flags(struct dmn *d);
-/* Is the .eli file, or its loop device, used by anyone but ourselves? */
+/* Is the .eli file, or its block device, used by anyone but ourselves? */
 bool dmn_busy(struct dmn *d);
 
 /* convert.c: an online conversion. */

@@ -56,8 +56,11 @@ do_status(struct dmn *d, struct ctl_reply *rp)
 	snprintf(s->prov, sizeof(s->prov), "%s", d->prov);
 	snprintf(s->provpath, sizeof(s->provpath), "%s", d->provpath);
 	snprintf(s->elipath, sizeof(s->elipath), "%s", d->elipath);
-	snprintf(s->loop, sizeof(s->loop), "%s", d->loop.path);
-	if (d->loop.path[0] == '\0' ||
+	snprintf(s->loop, sizeof(s->loop), "%s", d->ublk != NULL ? d->ublkdev :
+	    d->loop.path);
+	snprintf(s->backend, sizeof(s->backend), "%s", d->ublk != NULL ?
+	    "ublk" : "fuse");
+	if (!d->r.loop || s->loop[0] == '\0' ||
 	    devlink_path(d->name, s->dev, sizeof(s->dev)) != 0)
 		s->dev[0] = '\0';
 	s->pid = (int32_t)getpid();

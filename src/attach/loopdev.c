@@ -143,23 +143,31 @@ loop_set_capacity(const struct loopdev *l)
 }
 
 enum loop_holder
-loop_holder(const struct loopdev *l)
+blkdev_holder(const char *dev)
 {
 	struct stat st;
+	int fd;
+
+	/* A mount or another exclusive holder makes O_EXCL fail. */
+	fd = open(dev, O_RDONLY | O_EXCL | O_CLOEXEC);
+	if (fd < 0)
+		return errno == EBUSY ? LOOP_HELD : LOOP_FREE;
+	close(fd);
+	if (stat(dev, &st) == 0 && proc_holds_open(&st))
+		return LOOP_OPENED;
+	return LOOP_FREE;
+}
+
+enum loop_holder
+loop_holder(const struct loopdev *l)
+{
 	int fd;
 
 	fd = open_ours(l, O_RDONLY);
 	if (fd < 0)
 		return LOOP_FREE;
 	close(fd);
-	/* A mount or another exclusive holder makes O_EXCL fail. */
-	fd = open(l->path, O_RDONLY | O_EXCL | O_CLOEXEC);
-	if (fd < 0)
-		return errno == EBUSY ? LOOP_HELD : LOOP_FREE;
-	close(fd);
-	if (stat(l->path, &st) == 0 && proc_holds_open(&st))
-		return LOOP_OPENED;
-	return LOOP_FREE;
+	return blkdev_holder(l->path);
 }
 
 /* The device's discard limit in sysfs (0: the kernel turned it off). */

@@ -41,9 +41,11 @@ int loop_set_capacity(const struct loopdev *l);
  * device of 512-byte blocks (no smaller size to pass through).
  */
 int loop_refresh_discard(const struct loopdev *l);
-/* Who holds the device besides us: nobody (or it is no longer ours), a
- * mount or another exclusive opener, or a process that has it open. */
+/* Who holds a block device besides us: nobody, a mount or another
+ * exclusive opener, or a process that has it open. */
 enum loop_holder { LOOP_FREE, LOOP_HELD, LOOP_OPENED };
+enum loop_holder blkdev_holder(const char *dev);
+/* The same of our loop device (LOOP_FREE: it is no longer ours). */
 enum loop_holder loop_holder(const struct loopdev *l);
 
 #endif

@@ -113,6 +113,8 @@ be_write(void *arg, const void *buf, size_t len, uint64_t off)
 	struct dmn *d = arg;
 	ssize_t n = io_write(d, buf, len, off);
 
+	if (!atomic_load_explicit(&d->written, memory_order_relaxed))
+		atomic_store(&d->written, true);
 	/* Writes past the end and to a read-only device are the caller's;
 	 * a provider that is full is the provider's. */
 	if (n < 0 && n != -EROFS &&
@@ -228,7 +230,8 @@ dmn_busy(struct dmn *d)
 		pthread_mutex_lock(&d->lock);
 		opens = d->opens;
 		pthread_mutex_unlock(&d->lock);
-		lh = own ? loop_holder(&d->loop) : LOOP_FREE;
+		lh = own ? loop_holder(&d->loop) : d->ublk != NULL ?
+		    blkdev_holder(d->ublkdev) : LOOP_FREE;
 		if (lh == LOOP_HELD)
 			return true;
 		if (opens > own && stat(d->elipath, &eli) == 0 &&
@@ -293,7 +296,14 @@ check_resize(struct dmn *d)
 		    (uintmax_t)newn, strerror(-error));
 		return;
 	}
-	fusefile_size_changed(d->ff);
+	if (d->ff != NULL)
+		fusefile_size_changed(d->ff);
+	if (d->ublk != NULL && (error = ublk_resize(d->ublk,
+	    geli_volume_size(d->v))) != 0)
+		dlog(d, "%s.eli: Cannot resize %s: %s.", d->name, d->ublkdev,
+		    error == -EOPNOTSUPP ? "the kernel cannot change a ublk "
+		    "device's size before Linux 6.14; it has the new size once "
+		    "attached again" : strerror(-error));
 	if (d->loop.path[0] != '\0' &&
 	    (error = loop_set_capacity(&d->loop)) != 0)
 		dlog(d, "%s.eli: Cannot resize %s: %s.", d->name, d->loop.path,
@@ -303,6 +313,29 @@ check_resize(struct dmn *d)
 }
 
 /* ---- The loop ------------------------------------------------------------- */
+
+/*
+ * The kernel tells a ublk server of no opens and closes.  Marked with
+ * detach -l, the last close is the block device found free once a second
+ * after a request since the mark (as FreeBSD, not when nobody has opened it
+ * since); with -d, free after a write.
+ */
+static bool
+last_closed(struct dmn *d)
+{
+	uint32_t f = dmn_flags(d);
+	uint64_t n = ublk_requests(d->ublk);
+
+	if (f & GELI_FLAG_RW_DETACH) {
+		if (d->marked_at == 0)
+			d->marked_at = n + 1;
+		if (n + 1 == d->marked_at)
+			return false;
+	} else if (!((f & GELI_FLAG_WO_DETACH) && atomic_load(&d->written))) {
+		return false;
+	}
+	return blkdev_holder(d->ublkdev) == LOOP_FREE;
+}
 
 void
 dmn_serve(struct dmn *d)
@@ -346,8 +379,16 @@ dmn_serve(struct dmn *d)
 			if (d->stop)
 				dlog(d, "Detaching %s.eli on last close.", d->name);
 		}
-		if (fusefile_ended(d->ff)) {
+		if (d->ff != NULL && fusefile_ended(d->ff)) {
 			dlog(d, "%s.eli was unmounted.", d->name);
+			d->stop = true;
+		}
+		if (d->ublk != NULL && ublk_ended(d->ublk)) {
+			dlog(d, "%s was removed.", d->ublkdev);
+			d->stop = true;
+		}
+		if (d->ublk != NULL && !d->stop && last_closed(d)) {
+			dlog(d, "Detaching %s.eli on last close.", d->name);
 			d->stop = true;
 		}
 		if (!d->stop)

@@ -14,13 +14,37 @@
 #include "cli.h"
 #include "frontends.h"
 
-/* -L before anything is asked or read: only root makes loop devices. */
+/* -b, else GELI_BACKEND: the back end asked for; -1 when it names none. */
+static int
+backend_asked(struct opts *o)
+{
+	const char *v = opt_str(o, 'b');
+
+	if (*v == '\0' && (v = getenv("GELI_BACKEND")) == NULL)
+		v = "";
+	if (*v == '\0')
+		return ATTACH_AUTO;
+	if (strcmp(v, "fuse") == 0)
+		return ATTACH_FUSE;
+	if (strcmp(v, "ublk") == 0)
+		return ATTACH_UBLK;
+	req_error("Invalid back end: %s (fuse or ublk).", v);
+	return -1;
+}
+
+/* -L and -b before anything is asked or read: only root makes loop and
+ * ublk devices. */
 static bool
 loop_allowed(struct opts *o)
 {
-	if (!opt_bool(o, 'L') || geteuid() == 0)
+	int b = backend_asked(o);
+
+	if (b < 0)
+		return false;
+	if (geteuid() == 0 || (!opt_bool(o, 'L') && b != ATTACH_UBLK))
 		return true;
-	req_error("Cannot create a loop device: -L needs root.");
+	req_error(b == ATTACH_UBLK ? "Cannot create a ublk device: it needs "
+	    "root." : "Cannot create a loop device: -L needs root.");
 	return false;
 }
 
@@ -76,6 +100,7 @@ launch(struct opts *o, struct attach_req *r, const char *prov,
 	r->provpath = path;
 	r->name = name;
 	r->loop = opt_bool(o, 'L');
+	r->backend = (enum attach_backend)backend_asked(o);
 	r->nomap = mmap_off();
 	if (geli_frontends.launch(r, mkey, res) != 0) {
 		req_error("%s", res->msg);
@@ -83,6 +108,8 @@ launch(struct opts *o, struct attach_req *r, const char *prov,
 	}
 	if (res->unlocked)
 		warn_unlocked();
+	if (verbose && res->note[0] != '\0')
+		fprintf(stderr, "geli: %s\n", res->note);
 	if (verbose && !(r->flags & GELI_FLAG_ONETIME))
 		printf("Attached to %s.\n", prov);
 	if (r->loop)

@@ -131,7 +131,9 @@ list_one(const struct ctl_status *st)
 	if (st->dev[0] != '\0')
 		printf("   Device: %s\n", st->dev);
 	if (st->loop[0] != '\0')
-		printf("   Loop: %s\n", st->loop);
+		printf("   %s: %s\n", strcmp(st->backend, "ublk") == 0 ?
+		    "Ublk" : "Loop", st->loop);
+	printf("   Backend: %s\n", st->backend);
 	printf("   File: %s\n", st->elipath);
 	printf("Consumers:\n");
 	printf("1. Name: %s\n", st->prov);

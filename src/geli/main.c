@@ -52,6 +52,7 @@ static const struct opt_spec resize_opts[] = {
 	{ 's', OPT_NUM, NULL }, { 0, 0, NULL }
 };
 static const struct opt_spec attach_opts[] = {
+	{ 'b', OPT_STR, "" },
 	{ 'C', OPT_BOOL, NULL }, { 'd', OPT_BOOL, NULL },
 	{ 'j', OPT_MULTI, NULL }, { 'k', OPT_MULTI, NULL },
 	{ 'L', OPT_BOOL, NULL }, { 'n', OPT_NUM, "-1" },
@@ -61,7 +62,8 @@ static const struct opt_spec detach_opts[] = {
 	{ 'f', OPT_BOOL, NULL }, { 'l', OPT_BOOL, NULL }, { 0, 0, NULL }
 };
 static const struct opt_spec onetime_opts[] = {
-	{ 'a', OPT_STR, "" }, { 'd', OPT_BOOL, NULL }, { 'e', OPT_STR, "aes" },
+	{ 'a', OPT_STR, "" }, { 'b', OPT_STR, "" }, { 'd', OPT_BOOL, NULL },
+	{ 'e', OPT_STR, "aes" },
 	{ 'l', OPT_NUM, "0" }, { 'L', OPT_BOOL, NULL }, { 'R', OPT_BOOL, NULL },
 	{ 's', OPT_NUM, "0" }, { 'T', OPT_BOOL, NULL }, { 0, 0, NULL }
 };
@@ -105,12 +107,14 @@ static const struct cmd commands[] = {
 	  "[-V version] prov ...", cmd_init },
 	{ "label", CMD_VERBOSE, init_opts, "- an alias for 'init'", cmd_init },
 	{ "attach", CMD_VERBOSE, attach_opts,
-	  "[-CdLprv] [-n keyno] [-j passfile] [-k keyfile] prov ...",
+	  "[-CdLprv] [-b backend] [-n keyno] [-j passfile] [-k keyfile] "
+	  "prov ...",
 	  cmd_attach },
 	{ "detach", 0, detach_opts, "[-fl] prov ...", cmd_detach },
 	{ "stop", 0, detach_opts, "- an alias for 'detach'", cmd_detach },
 	{ "onetime", CMD_VERBOSE, onetime_opts,
-	  "[-dLRT] [-a aalgo] [-e ealgo] [-l keylen] [-s sectorsize] prov",
+	  "[-dLRT] [-a aalgo] [-b backend] [-e ealgo] [-l keylen] "
+	  "[-s sectorsize] prov",
 	  cmd_onetime },
 	{ "configure", CMD_VERBOSE, configure_opts, "[-bBdDgGrRtT] prov ...",
 	  cmd_configure },

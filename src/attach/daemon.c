@@ -116,12 +116,34 @@ serve_block_device(void)
 	}
 }
 
+/* Is / a shared mount (systemd makes it so), whose unmounts a slave sees? */
+static bool
+root_shared(void)
+{
+	char line[4096], mnt[4096];
+	bool shared = false;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	if (f == NULL)
+		return false;
+	/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - ... */
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1 &&
+		    strcmp(mnt, "/") == 0)
+			shared = strstr(line, " shared:") != NULL;
+	}
+	fclose(f);
+	return shared;
+}
+
 /*
  * Will ublk serve it?  Where the kernel has it and we may (root): then the
  * daemon goes into a mount namespace of its own, a slave of ours, before
  * any thread starts: it never looks a path up in a file system mounted
  * from its own device (which only it could answer), and what is unmounted
- * out there is unmounted here too.  false, with why in note, when not.
+ * out there is unmounted here too.  Not where / is private: there the copy
+ * would keep every file system mounted now (a pool could not be exported).
+ * false, with why in note, when not.
  */
 static bool
 choose_ublk(struct dmn *d, char *note, size_t len)
@@ -134,7 +156,10 @@ choose_ublk(struct dmn *d, char *note, size_t len)
 	}
 	if (ublk_probe(note, len) != 0)
 		return false;
-	if (unshare(CLONE_NEWNS) != 0 ||
+	if (!root_shared())
+		dlog(d, "%s.eli: no mount namespace of its own: / is not a "
+		    "shared mount.", d->name);
+	else if (unshare(CLONE_NEWNS) != 0 ||
 	    mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0)
 		dlog(d, "%s.eli: no mount namespace of its own: %s.", d->name,
 		    strerror(errno));

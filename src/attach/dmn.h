@@ -30,6 +30,7 @@ struct dmn {
 	atomic_bool written;		/* (ublk: a write served, as FUSE's
 					 * open for writing) */
 	uint64_t marked_at;		/* ublk: requests when -l was seen, +1 */
+	bool used_since_mark;		/* ublk: found held since */
 	uint8_t *mkey;			/* secure; wiped while suspended */
 	uint32_t flags;			/* runtime flags, as geli list shows */
 	uint32_t psize;

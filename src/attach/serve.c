@@ -316,25 +316,30 @@ check_resize(struct dmn *d)
 
 /*
  * The kernel tells a ublk server of no opens and closes.  Marked with
- * detach -l, the last close is the block device found free once a second
- * after a request since the mark (as FreeBSD, not when nobody has opened it
- * since); with -d, free after a write.
+ * detach -l, the last close is the block device found free (it is looked
+ * at once a second) after it was found held or served a request since the
+ * mark: as FreeBSD, not at once when nobody has it open; an open and close
+ * within the second and without I/O goes unseen.  With -d, found free after
+ * a write.
  */
 static bool
 last_closed(struct dmn *d)
 {
 	uint32_t f = dmn_flags(d);
 	uint64_t n = ublk_requests(d->ublk);
+	bool free_now;
 
-	if (f & GELI_FLAG_RW_DETACH) {
-		if (d->marked_at == 0)
-			d->marked_at = n + 1;
-		if (n + 1 == d->marked_at)
-			return false;
-	} else if (!((f & GELI_FLAG_WO_DETACH) && atomic_load(&d->written))) {
+	if (!(f & GELI_FLAG_RW_DETACH) && !((f & GELI_FLAG_WO_DETACH) &&
+	    atomic_load(&d->written)))
 		return false;
-	}
-	return blkdev_holder(d->ublkdev) == LOOP_FREE;
+	free_now = blkdev_holder(d->ublkdev) == LOOP_FREE;
+	if (!(f & GELI_FLAG_RW_DETACH))
+		return free_now;
+	if (d->marked_at == 0)
+		d->marked_at = n + 1;
+	if (!free_now)
+		d->used_since_mark = true;
+	return free_now && (d->used_since_mark || n + 1 != d->marked_at);
 }
 
 void

@@ -107,6 +107,13 @@ check "detach -l: still attached while nobody used it" attached a
 mount /dev/a.eli "$T/mnt"
 umount "$T/mnt"
 check "... detached after a mount and umount" wait_for fails attached a
+"$GELI" attach -p -k "$T/key" "$T/a"
+exec 7<"$(ublkdev a)"
+"$GELI" detach -l a
+sleep 1.5
+check "detach -l of an open device: attached while it is open" attached a
+exec 7<&-
+check "... detached at its close, with no I/O between" wait_for fails attached a
 "$GELI" attach -p -k "$T/key" -L "$T/a" >/dev/null
 mount /dev/a.eli "$T/mnt"
 expect_ok "detach -f of a mounted provider" "$GELI" detach -f a

@@ -301,8 +301,8 @@ check_resize(struct dmn *d)
 	if (d->ublk != NULL && (error = ublk_resize(d->ublk,
 	    geli_volume_size(d->v))) != 0)
 		dlog(d, "%s.eli: Cannot resize %s: %s.", d->name, d->ublkdev,
-		    error == -EOPNOTSUPP ? "the kernel cannot change a ublk "
-		    "device's size before Linux 6.14; it has the new size once "
+		    error == -EOPNOTSUPP ? "this kernel cannot change a ublk "
+		    "device's size (no UPDATE_SIZE); it has the new size once "
 		    "attached again" : strerror(-error));
 	if (d->loop.path[0] != '\0' &&
 	    (error = loop_set_capacity(&d->loop)) != 0)

@@ -40,7 +40,7 @@ struct ublk_conf {
 int ublk_start(const struct fusefile_backend *be, const struct ublk_conf *c,
     struct ublk **out, char *dev, size_t devlen, char *why, size_t whylen);
 /* The new size after the provider grew: 0, or -EOPNOTSUPP when the kernel
- * cannot change it (before 6.14). */
+ * cannot change it (no UBLK_F_UPDATE_SIZE: 6.12 has none). */
 int ublk_resize(struct ublk *u, uint64_t size);
 /* Requests served so far (every queue's). */
 uint64_t ublk_requests(struct ublk *u);

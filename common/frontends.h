@@ -17,8 +17,8 @@
 
 /* What serves an attached provider to the kernel. */
 enum attach_backend {
-	ATTACH_AUTO,			/* ublk where the kernel has it, else FUSE */
 	ATTACH_FUSE,			/* a FUSE file (and a loop device with -L) */
+	ATTACH_AUTO,			/* ublk where the kernel has it, else FUSE */
 	ATTACH_UBLK,			/* a ublk block device, or nothing */
 };
 

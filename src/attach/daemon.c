@@ -333,17 +333,17 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 	dmn_backend(d, &be);
 	if (error == 0 && use_ublk &&
 	    (error = serve_ublk(d, &be, note, sizeof(note))) != 0) {
+		teardown(d);	/* (gone before the caller hears) */
 		status_msg(stfd, false, "Cannot create a ublk device for %s: "
 		    "%s.", d->name, note);
-		teardown(d);
 		_exit(1);
 	}
 	if (error == 0 && !use_ublk)
 		error = fusefile_start(d->elipath, &be, ro, !d->r.cached, &d->ff);
 	if (error != 0) {
+		teardown(d);	/* (gone before the caller hears) */
 		status_msg(stfd, false, "Cannot create %s: %s.", d->elipath,
 		    strerror(-error));
-		teardown(d);
 		_exit(1);
 	}
 	if (d->ublk != NULL && d->r.loop &&
@@ -351,10 +351,10 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 		char path[4096];
 
 		(void)devlink_path(d->name, path, sizeof(path));
+		d->r.loop = false;	/* (not ours to remove) */
+		teardown(d);	/* (gone before the caller hears) */
 		status_msg(stfd, false, "Cannot create %s: %s.", path,
 		    strerror(-error));
-		d->r.loop = false;	/* (not ours to remove) */
-		teardown(d);
 		_exit(1);
 	}
 	if (d->r.loop && d->ublk == NULL) {
@@ -362,18 +362,18 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 		error = loop_attach(d->elipath, bs > 4096 ? 4096 : bs, ro,
 		    &d->loop);
 		if (error != 0) {
+			teardown(d);	/* (gone before the caller hears) */
 			status_msg(stfd, false, "Cannot create a loop device on "
 			    "%s: %s.", d->elipath, strerror(-error));
-			teardown(d);
 			_exit(1);
 		}
 		if ((error = devlink_make(d->name, d->loop.path)) != 0) {
 			char path[4096];
 
 			(void)devlink_path(d->name, path, sizeof(path));
+			teardown(d);	/* (gone before the caller hears) */
 			status_msg(stfd, false, "Cannot create %s: %s.", path,
 			    strerror(-error));
-			teardown(d);
 			_exit(1);
 		}
 	}

@@ -14,7 +14,11 @@
 #include "cli.h"
 #include "frontends.h"
 
-/* -b, else GELI_BACKEND: the back end asked for; -1 when it names none. */
+/*
+ * -b, else GELI_BACKEND: the back end asked for (FUSE when neither says;
+ * ublk becomes the default once the guest lane's ZFS scenarios hold on it
+ * as on FUSE); -1 when it names none.
+ */
 static int
 backend_asked(struct opts *o)
 {
@@ -22,13 +26,13 @@ backend_asked(struct opts *o)
 
 	if (*v == '\0' && (v = getenv("GELI_BACKEND")) == NULL)
 		v = "";
-	if (*v == '\0')
-		return ATTACH_AUTO;
-	if (strcmp(v, "fuse") == 0)
+	if (*v == '\0' || strcmp(v, "fuse") == 0)
 		return ATTACH_FUSE;
+	if (strcmp(v, "auto") == 0)
+		return ATTACH_AUTO;
 	if (strcmp(v, "ublk") == 0)
 		return ATTACH_UBLK;
-	req_error("Invalid back end: %s (fuse or ublk).", v);
+	req_error("Invalid back end: %s (fuse, ublk or auto).", v);
 	return -1;
 }
 

@@ -245,14 +245,17 @@ check "a read before the cut returns the data" \
 	bash -c "cmp -s <(dd if='$ceil' bs=1M count=1 status=none) <(head -c 1M '$T/cut.data')"
 "$GELI" detach -f cut.img
 
-# The back end: this kernel's ublk (tests/vm/t_ublk.sh, in the guest lane),
-# or FUSE with a line that says why.
+# The back end: FUSE unless asked; -b auto, this kernel's ublk
+# (tests/vm/t_ublk.sh, in the guest lane) or FUSE with a line that says why.
+run "$GELI" attach -j "$T/pass" "$prov"
+check "FUSE by default" bash -c '"$0" list disk.img | grep -qx "   Backend: fuse"' "$GELI"
+"$GELI" detach disk.img
 if [ -c /dev/ublk-control ] || modprobe -n -q ublk_drv 2>/dev/null; then
 	skip "the kernel has ublk: tests/vm/t_ublk.sh tests it"
 else
 	why="no /dev/ublk-control, and ublk_drv does not load"
-	run "$GELI" attach -v -j "$T/pass" "$prov"
-	check "without ublk, attach -v says why and FUSE serves it" \
+	run "$GELI" attach -v -b auto -j "$T/pass" "$prov"
+	check "without ublk, attach -v -b auto says why and FUSE serves it" \
 		test "$rc" = 0 -a "$(cat "$T/err")" = "geli: disk.img.eli: not through ublk ($why): through FUSE."
 	check "... as geli list and the log say" bash -c '"$0" list disk.img | grep -qx "   Backend: fuse" &&
 		grep -q "not through ublk" "$1"' "$GELI" "$GELI_RUNDIR/disk.img.log"
@@ -261,7 +264,7 @@ else
 		"geli: Cannot create a ublk device for disk.img: $why."$'\n'"geli: There was an error with at least one provider." \
 		-- "$GELI" attach -b ublk -j "$T/pass" "$prov"
 fi
-expect_err "GELI_BACKEND that names no back end" "geli: Invalid back end: zfs (fuse or ublk)." \
+expect_err "GELI_BACKEND that names no back end" "geli: Invalid back end: zfs (fuse, ublk or auto)." \
 	-- env GELI_BACKEND=zfs "$GELI" attach -j "$T/pass" "$prov"
 check "... nothing attached" fails attached disk.img
 

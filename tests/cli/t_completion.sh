@@ -36,7 +36,7 @@ is "geli s" "search serve setkey status stop suspend"
 has "geli " init label attach detach onetime configure setkey delkey suspend \
 	resume kill backup restore resize version clear dump list status serve bench help
 is "geli attach -" "-C -L -b -d -j -k -n -p -r -v"
-is "geli attach -b " "fuse ublk"
+is "geli attach -b " "auto fuse ublk"
 is "geli delkey -" "-a -f -n -v"
 is "geli suspend -" "-a -v"
 has "geli init -" -a -B -b -e -i -J -K -l -P -s -T -V

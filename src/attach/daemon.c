@@ -278,11 +278,11 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 		_exit(1);
 	}
 	if (!use_ublk && note[0] != '\0') {
-		char why[200];
+		char why[sizeof(note)];
 
-		snprintf(why, sizeof(why), "%s", note);
-		snprintf(note, sizeof(note), "%.255s.eli: not through ublk (%s): "
-		    "through FUSE.", d->name, why);
+		memcpy(why, note, sizeof(why));
+		snprintf(note, sizeof(note), "%.255s.eli: not through ublk "
+		    "(%.300s): through FUSE.", d->name, why);
 		dlog(d, "%s", note);
 	}
 	if (ro)

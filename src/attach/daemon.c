@@ -178,7 +178,6 @@ serve_ublk(struct dmn *d, const struct fusefile_backend *be, char *note,
 		.size = geli_volume_size(d->v),
 		.sectorsize = geli_volume_sectorsize(d->v),
 		.readonly = (d->r.flags & GELI_FLAG_RO) != 0,
-		.discard = true,
 	};
 	char tmp[1100];
 	int error;

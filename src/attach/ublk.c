@@ -312,8 +312,8 @@ serve(struct ublk *u, const struct ublk_io_desc *d, uint8_t *buf)
 		return (int32_t)n;
 	case UBLK_IO_OP_DISCARD:
 	case UBLK_IO_OP_WRITE_ZEROES:
-		if (u->conf.readonly || !u->conf.discard)
-			return u->conf.readonly ? -EROFS : -EOPNOTSUPP;
+		if (u->conf.readonly)
+			return -EROFS;
 		/* as the loop driver asks a file: a hole unless told to keep
 		 * the blocks */
 		error = be->zero(be->arg, off, len, op == UBLK_IO_OP_DISCARD ||
@@ -442,7 +442,7 @@ set_params(struct ublk *u)
 	p.basic.io_opt_shift = p.basic.physical_bs_shift;
 	p.basic.max_sectors = MAX_IO >> 9;
 	p.basic.dev_sectors = c->size >> 9;
-	if (c->discard && !c->readonly) {
+	if (!c->readonly) {
 		p.types |= UBLK_PARAM_TYPE_DISCARD;
 		p.discard.discard_granularity = c->sectorsize;
 		p.discard.max_discard_sectors = UINT32_MAX >> 9;

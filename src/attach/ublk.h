@@ -28,8 +28,7 @@ int ublk_probe(char *why, size_t len);
 struct ublk_conf {
 	uint64_t size;		/* bytes, a multiple of the sector size */
 	uint32_t sectorsize;	/* GELI's: the logical block size up to 4096 */
-	bool readonly;
-	bool discard;		/* offer discard and write-zeroes */
+	bool readonly;		/* else discard and write-zeroes are offered */
 };
 
 /*

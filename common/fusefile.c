@@ -378,11 +378,13 @@ ff_abort(struct fusefile *f)
 		ff_abort_write(path);
 		return;
 	}
-	/* Only system calls in the child of a threaded process. */
+	/* Only system calls in the child of a threaded process.  ("none":
+	 * a propagation change ignores source and type; valgrind still
+	 * reads them.) */
 	pid = fork();
 	if (pid == 0) {
 		if (unshare(CLONE_NEWNS) == 0 &&
-		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
+		    mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) == 0 &&
 		    mount("fusectl", dir, "fusectl", 0, NULL) == 0)
 			ff_abort_write(path);
 		_exit(0);

@@ -160,7 +160,7 @@ choose_ublk(struct dmn *d, char *note, size_t len)
 		dlog(d, "%s.eli: no mount namespace of its own: / is not a "
 		    "shared mount.", d->name);
 	else if (unshare(CLONE_NEWNS) != 0 ||
-	    mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0)
+	    mount("none", "/", "none", MS_REC | MS_SLAVE, NULL) != 0)
 		dlog(d, "%s.eli: no mount namespace of its own: %s.", d->name,
 		    strerror(errno));
 	return true;

@@ -23,7 +23,7 @@ multi=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-
 GEN=usr/lib/systemd/system-generators/geli-generator
 for f in usr/sbin/geli usr/sbin/geli-truenas usr/sbin/geli-boot "$GEN" \
 	usr/share/man/man8/geli.8.gz usr/share/man/man8/geli-truenas.8.gz usr/share/man/man8/geli-boot.8.gz \
-	usr/share/bash-completion/completions/geli \
+	usr/share/bash-completion/completions/geli usr/lib/udev/rules.d/61-geli-ublk.rules \
 	usr/include/geli.h "usr/lib/$multi/pkgconfig/libgeli.pc" \
 	"usr/lib/$multi/nbdkit/filters/nbdkit-geli-filter.so" \
 	usr/share/man/man1/nbdkit-geli-filter.1.gz; do

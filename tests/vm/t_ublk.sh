@@ -20,12 +20,17 @@ mkprov "$T/b" 16M
 "$GELI" init -B none -P -K "$T/key" "$T/b" >/dev/null
 run "$GELI" attach -p -k "$T/key" -L "$T/a"
 dev=$(cat "$T/out")
-check "attach makes a ublk device, and -L prints it" test "$rc" = 0 -a -b "$dev" -a "${dev#/dev/ublkb}" != "$dev"
+check "attach makes a ublk device by default, and -L prints it" test "$rc" = 0 -a -b "$dev" -a "${dev#/dev/ublkb}" != "$dev"
 check "... geli list says ublk" test "$(backend a)" = ublk
 check "... the .eli in the run directory and /dev/a.eli lead to it" \
 	test "$(ublkdev a)" = "$dev" -a "$(readlink /dev/a.eli)" = "$dev"
 check "... of GELI's size and 4096-byte sectors" \
 	test "$(blockdev --getsize64 "$dev")" = $((64 * 1048576 - 4096)) -a "$(blockdev --getss "$dev")" = 4096
+# (contrib/61-geli-ublk.rules: OpenZFS waits 3 s for each member of a pool
+# that has none)
+udevadm settle
+check "... udev gives it its links (by-diskseq)" \
+	bash -c 'udevadm info -q property "$0" | grep -q "^DEVLINKS=.*/dev/disk/by-diskseq/"' "$dev"
 "$GELI" attach -p -k "$T/key" "$T/b"
 check "a 512-byte provider: 512-byte logical sectors" test "$(blockdev --getss "$(ublkdev b)")" = 512
 check "the daemon is in a mount namespace of its own" \

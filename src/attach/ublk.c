@@ -21,7 +21,14 @@
 
 #define UBLK_CONTROL	"/dev/ublk-control"
 #define SETUP_LOCK	"/run/lock/geli-ublk.lock"
-#define QUEUE_DEPTH	64
+/*
+ * A queue's thread serves one request at a time, so a deep queue buys
+ * little; its buffers (QUEUE_DEPTH * MAX_IO, locked as they are touched)
+ * cost: 8 MiB a queue, at most MAX_QUEUES a device, whatever the number
+ * of CPUs (the kernel maps several CPUs to one queue).
+ */
+#define QUEUE_DEPTH	32
+#define MAX_QUEUES	4
 #define MAX_IO		(256u << 10)	/* bytes per request */
 /* Our mark in the kernel's ublksrv_flags, which it keeps for the server:
  * a device of ours whose daemon died may be deleted by the next one. */
@@ -516,7 +523,7 @@ ublk_start(const struct fusefile_backend *be, const struct ublk_conf *c,
 	atomic_store(&u->size, c->size);
 	u->cdev = -1;
 	u->setup_lock = -1;
-	u->nq = ncpu > 0 ? (unsigned)ncpu : 1;
+	u->nq = ncpu <= 0 ? 1 : ncpu > MAX_QUEUES ? MAX_QUEUES : (unsigned)ncpu;
 	u->qs = calloc(u->nq, sizeof(*u->qs));
 	if (u->qs == NULL) {
 		free(u);

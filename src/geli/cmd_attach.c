@@ -15,9 +15,8 @@
 #include "frontends.h"
 
 /*
- * -b, else GELI_BACKEND: the back end asked for (FUSE when neither says;
- * ublk becomes the default once the guest lane's ZFS scenarios hold on it
- * as on FUSE); -1 when it names none.
+ * -b, else GELI_BACKEND: the back end asked for (when neither says, ublk
+ * where the daemon finds it, else FUSE); -1 when it names none.
  */
 static int
 backend_asked(struct opts *o)
@@ -26,9 +25,9 @@ backend_asked(struct opts *o)
 
 	if (*v == '\0' && (v = getenv("GELI_BACKEND")) == NULL)
 		v = "";
-	if (*v == '\0' || strcmp(v, "fuse") == 0)
+	if (strcmp(v, "fuse") == 0)
 		return ATTACH_FUSE;
-	if (strcmp(v, "auto") == 0)
+	if (*v == '\0' || strcmp(v, "auto") == 0)
 		return ATTACH_AUTO;
 	if (strcmp(v, "ublk") == 0)
 		return ATTACH_UBLK;

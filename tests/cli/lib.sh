@@ -205,6 +205,20 @@ key_opens_with() { local be=$1; shift; GELI_CRYPTO=$be key_opens "$@"; }
 fails() { ! "$@"; }
 with_stdin() { local f=$1; shift; "$@" <"$f"; }
 
+# backend_of NAME: what serves the attached NAME (geli list's Backend:,
+# fuse or ublk).  eli_size ELI: the size of an .eli, a FUSE file or the
+# ublk device it leads to.  blkdev_gone DEV: DEV (a loop or ublk device of
+# -L) is no longer a provider's: the loop device cleared, the ublk device
+# deleted.
+backend_of() { "$GELI" list "$1" 2>/dev/null | sed -n 's/^   Backend: //p'; }
+eli_size() { if [ -b "$1" ]; then blockdev --getsize64 "$1"; else stat -c %s "$1"; fi; }
+blkdev_gone() {
+	case $1 in
+	/dev/loop*) fails test -e "/sys/block/${1#/dev/}/loop/backing_file" ;;
+	*) fails test -e "/sys/block/${1#/dev/}" ;;
+	esac
+}
+
 # need_fuse: attach needs root and /dev/fuse; otherwise the test skips.
 need_fuse() {
 	if [ "$(id -u)" -ne 0 ] || [ ! -c /dev/fuse ]; then

@@ -8,7 +8,10 @@
 # mapped-read path on and off (off: GELI_MMAP=0 for the daemon; skipped
 # while the daemon has no such knob).  The user gets an error for the range
 # that failed and a line in the daemon's log, never wrong data, and the
-# daemon serves the rest.
+# daemon serves the rest.  All of that through the .eli as a FUSE file (-b
+# fuse: unaligned requests reach the daemon as they are); then, where the
+# kernel has ublk (the guest lane), the faults through a ublk device, with
+# direct I/O.
 . "$(dirname "$0")/lib.sh"
 need_fuse || { done_testing; exit; }
 
@@ -29,7 +32,7 @@ flog=$T/fault.log
 passfile "$T/pass" "fault test"
 mkprov "$prov" 8M
 "$GELI" init -B none -i 100 -s $B -J "$T/pass" "$prov" >/dev/null
-"$GELI" attach -j "$T/pass" "$prov"
+"$GELI" attach -b fuse -j "$T/pass" "$prov"
 elisize=$(stat -c %s "$eli")
 head -c "$elisize" /dev/urandom >"$T/golden.plain"
 dd if="$T/golden.plain" of="$eli" bs=1M conv=notrunc status=none
@@ -65,7 +68,7 @@ fattach() {
 	local nommap=()
 	[ "$mode" = off ] && nommap=(GELI_MMAP=0)
 	env "${nommap[@]+"${nommap[@]}"}" LD_PRELOAD="$preload" FAULT_PATH="$prov" \
-	    FAULT_LOG="$flog" "$@" "$GELI" attach -j "$T/pass" "$prov" >"$T/aout" 2>"$T/aerr"
+	    FAULT_LOG="$flog" "$@" "$GELI" attach -b "$backend" -j "$T/pass" "$prov" >"$T/aout" 2>"$T/aerr"
 }
 
 # mapped PROV: the daemon of $name has PROV mapped.
@@ -74,13 +77,15 @@ mapped() { grep -qF " $1" "/proc/$(cat "$GELI_RUNDIR/$name.pid")/maps"; }
 # rd OFF LEN [FILE]: LEN bytes of the .eli (or FILE) at OFF on stdout, read
 # in one request; status and stderr those of dd.
 rd() {
-	dd if="${3:-$eli}" bs="$2" count=1 skip="$1" iflag=skip_bytes status=none
+	local fl=skip_bytes
+	[ -n "${3:-}" ] || fl=$fl$dio
+	dd if="${3:-$eli}" bs="$2" count=1 skip="$1" iflag=$fl status=none
 }
 # wr OFF LEN SRC: bytes [OFF, OFF+LEN) of SRC (a whole .eli's worth) written
 # at OFF of the .eli in one request.
 wr() {
 	dd if="$3" of="$eli" bs="$2" count=1 skip="$1" seek="$1" \
-	    iflag=skip_bytes oflag=seek_bytes conv=notrunc status=none
+	    iflag=skip_bytes oflag=seek_bytes$dio conv=notrunc status=none
 }
 # ref_wr OFF LEN SRC: the same write into the reference plaintext.
 ref_wr() {
@@ -240,7 +245,7 @@ faults() {
 	evict "$prov"
 	check "[$mode] short: after unaligned and aligned writes, all reads right" cmp -s "$eli" "$T/ref"
 	"$GELI" detach "$name"
-	"$GELI" attach -j "$T/pass" "$prov"
+	"$GELI" attach -b fuse -j "$T/pass" "$prov"
 	check "[$mode] short: attached again without faults, all is right" cmp -s "$eli" "$T/ref"
 	"$GELI" detach "$name"
 
@@ -324,7 +329,7 @@ faults() {
 	local nommap=()
 	[ "$mode" = off ] && nommap=(GELI_MMAP=0)
 	env "${nommap[@]+"${nommap[@]}"}" LD_PRELOAD="$preload" FAULT_PATH="$lp" \
-	    FAULT_LOG="$flog" FAULT_READ_EIO=$bad:$B "$GELI" attach -L -j "$T/pass" "$lp" >"$T/aout"
+	    FAULT_LOG="$flog" FAULT_READ_EIO=$bad:$B "$GELI" attach -b fuse -L -j "$T/pass" "$lp" >"$T/aout"
 	eloop=$(cat "$T/aout")
 	check "[$mode] loop provider: attach -L gives a loop device" test -b "$eloop"
 	dd if="$T/new" of="$eloop" bs=1M count=2 oflag=direct status=none
@@ -343,7 +348,18 @@ faults() {
 	check "[$mode] loop provider: and the -L loop device" fails test -e "/sys/block/$(basename "$eloop")/loop/backing_file"
 }
 
+backend=fuse dio=
+# On tmpfs (the guest's, under its overlay) the provider's pages never
+# leave the page cache: the mapping serves every read, and pread's faults
+# never come.
+head -c 1M /dev/urandom >"$T/ev"
+evict "$T/ev"
+stays=$(fincore -n -b -o RES "$T/ev" 2>/dev/null | tr -d " ")
 for mode in on off; do
+	if [ $mode = on ] && [ "${stays:-0}" != 0 ]; then
+		skip "[on] the provider's file system keeps its pages in memory (tmpfs): the mapping always finds them (the host runs these)"
+		continue
+	fi
 	if [ $mode = off ]; then
 		# The knob: GELI_MMAP=0 in the environment of attach.
 		fresh
@@ -362,7 +378,7 @@ done
 # loop device of ours (what any other user may do): detach ends the daemon
 # and leaves the other loop device alone.
 fresh
-"$GELI" attach -L -j "$T/pass" "$prov" >"$T/aout"
+"$GELI" attach -b fuse -L -j "$T/pass" "$prov" >"$T/aout"
 eloop=$(cat "$T/aout")
 pid=$(cat "$GELI_RUNDIR/$name.pid")
 run losetup -d "$eloop"
@@ -387,7 +403,7 @@ fi
 # the loop device still reads through it, and detach still takes it away
 # (it is known by the file it was set up on, not by the path).
 fresh
-"$GELI" attach -L -j "$T/pass" "$prov" >"$T/aout"
+"$GELI" attach -b fuse -L -j "$T/pass" "$prov" >"$T/aout"
 eloop=$(cat "$T/aout")
 pid=$(cat "$GELI_RUNDIR/$name.pid")
 umount -l "$GELI_RUNDIR/$name.eli"
@@ -397,5 +413,45 @@ expect_ok ".eli unmounted under -L: detach" "$GELI" detach "$name"
 check ".eli unmounted under -L: the daemon is gone" wait_for fails kill -0 "$pid"
 check ".eli unmounted under -L: and the loop device with it" \
 	fails test -e "/sys/block/$(basename "$eloop")/loop/backing_file"
+
+
+# ---- Through ublk, with direct I/O ---------------------------------------------
+
+if [ ! -c /dev/ublk-control ]; then
+	skip "ublk: the kernel has none (the guest lane's backports has)"
+	done_testing
+	exit
+fi
+backend=ublk dio=,direct mode=off
+fresh
+fattach FAULT_READ_EIO=$bad:$badlen FAULT_WRITE_EIO=$wbad:$B
+check "[ublk] attached through ublk with the shim" test "$(backend_of "$name")" = ublk -a -b "$eli"
+reads_eio "[ublk] read EIO: the bad sector fails with EIO" $bad $B
+check "[ublk] ... the shim injected it" injected "pread off=$bad len=.*: EIO"
+reads_eio "[ublk] read EIO: a 1 MiB request over the range fails" $((bad - M / 2)) $M
+reads_ok "[ublk] read EIO: the sector before reads right" $((bad - B)) $B
+reads_ok "[ublk] read EIO: the sector after reads right" $((bad + badlen)) $B
+expect_io_log "[ublk] read EIO: the daemon logs the failed read" READ 5 $bad $badlen
+writes_fail "[ublk] write EIO: a write of the bad sector fails with EIO" "Input/output error" $wbad $B "$T/new"
+check "[ublk] write EIO: the sector after it takes a write" wr $((wbad + B)) $B "$T/new"
+ref_wr $((wbad + B)) $B "$T/new"
+reads_ok "[ublk] write EIO: it reads back" $((wbad + B)) $B
+reads_ok "[ublk] write EIO: the bad sector keeps its old data" $wbad $B
+expect_io_log "[ublk] write EIO: the daemon logs the failed write" WRITE 5 $wbad $B
+check "[ublk] the daemon still serves (status)" attached "$name"
+"$GELI" detach "$name"
+
+fresh
+fattach FAULT_WRITE_ENOSPC=$nospc FAULT_FSYNC_EIO=1
+check "[ublk] ENOSPC: a write before the full offset lands" wr $M $M "$T/new"
+ref_wr $M $M "$T/new"
+writes_fail "[ublk] ENOSPC: a write across it fails with ENOSPC" "No space left on device" $((nospc - M / 2)) $M "$T/new"
+reads_ok "[ublk] ENOSPC: the earlier write is intact" $M $M
+reads_ok "[ublk] ENOSPC: past the offset the old data" $nospc $M
+dd if="$T/new" of="$eli" bs=$B count=4 conv=notrunc,fsync status=none 2>"$T/serr"
+check "[ublk] fsync EIO: fsync of the device fails with EIO" grep -q "Input/output error" "$T/serr"
+expect_flush_log "[ublk] fsync EIO: the daemon logs the failed flush" 5
+check "[ublk] the daemon still serves (status)" attached "$name"
+"$GELI" detach -f "$name"
 
 done_testing

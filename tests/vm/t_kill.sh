@@ -3,7 +3,7 @@
 # kill -9 of one raidz member's daemon while the pool is written: the
 # member's block device fails its I/O (EIO), the pool degrades (or
 # suspends), nothing hangs and the writer ends; the member attached again
-# (a new loop device under its name), `zpool clear` and `zpool online`, a
+# (a new loop or ublk device under its name), `zpool clear` and `zpool online`, a
 # scrub with 0 errors, every file written before and after intact.
 . "$(dirname "$0")/guest.sh"
 need_zfs || { done_testing; exit; }
@@ -41,8 +41,14 @@ wait "$wpid"
 check "it wrote files after the kill too" test "$(wc -l <"$T/wsums")" -ge 2
 
 check "b attached again" attach_keyed b
-check "... its name leads to the new daemon's loop device" \
-	grep -q "^$GELI_RUNDIR/b.eli" "/sys/block/$(basename "$(loop_of b)")/loop/backing_file"
+be=$("$GELI" list b | sed -n 's/^   Backend: //p')
+if [ "$be" = ublk ]; then
+	check "... its name leads to the new daemon's ublk device" \
+		test "$(readlink /dev/b.eli)" = "$(readlink "$GELI_RUNDIR/b.eli")" -a -b /dev/b.eli
+else
+	check "... its name leads to the new daemon's loop device" \
+		grep -q "^$GELI_RUNDIR/b.eli" "/sys/block/$(basename "$(loop_of b)")/loop/backing_file"
+fi
 zpool clear tank
 zpool online tank b.eli
 zpool wait -t resilver tank
@@ -52,7 +58,12 @@ check "every file of before the kill intact" files_ok /tank
 check "every file the writer synced intact" bash -c 'cd /tank && md5sum --quiet -c "$0"' "$T/wsums"
 zpool export tank
 check "zdb finds the pool consistent" zdb_clean tank
-check "the killed daemon's loop device cleared itself (3 loop devices left)" \
-	test "$(ls /sys/block/loop*/loop/backing_file 2>/dev/null | wc -l)" = 3
+if [ "$be" = ublk ]; then
+	check "the killed daemon's ublk device was deleted (3 ublk devices left)" \
+		test "$(ls /sys/class/ublk-char | wc -l)" = 3
+else
+	check "the killed daemon's loop device cleared itself (3 loop devices left)" \
+		test "$(ls /sys/block/loop*/loop/backing_file 2>/dev/null | wc -l)" = 3
+fi
 "$GELI" detach a b c
 done_testing

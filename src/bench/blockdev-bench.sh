@@ -94,7 +94,7 @@ if command -v cryptsetup >/dev/null && modprobe -q dm_crypt 2>/dev/null; then
 		mapped=geli-bench-$$
 		# shellcheck disable=SC2086
 		cryptsetup open --type plain --cipher aes-xts-plain64 --key-size 256 \
-			--sector-size 4096 --key-file "$w/key" --keyfile-size 32 $perf \
+			--sector-size 4096 --key-file "$w/key" $perf \
 			"$disk" "$mapped" || { mapped=""; continue; }
 		measure "dm-crypt${perf:+-nowq}" "/dev/mapper/$mapped"
 		cryptsetup close "$mapped"

@@ -41,7 +41,7 @@ wait "$wpid"
 check "it wrote files after the kill too" test "$(wc -l <"$T/wsums")" -ge 2
 
 check "b attached again" attach_keyed b
-be=$("$GELI" list b | sed -n 's/^   Backend: //p')
+be=$(backend_of b)
 if [ "$be" = ublk ]; then
 	check "... its name leads to the new daemon's ublk device" \
 		test "$(readlink /dev/b.eli)" = "$(readlink "$GELI_RUNDIR/b.eli")" -a -b /dev/b.eli

@@ -10,8 +10,6 @@
 if [ ! -c /dev/ublk-control ]; then
 	skip "this kernel has no ublk (Debian 12's 6.1 does not build it)"; done_testing; exit
 fi
-# backend NAME: what geli list says serves NAME.
-backend() { "$GELI" list "$1" | sed -n 's/^   Backend: //p'; }
 ublkdev() { readlink "$GELI_RUNDIR/$1.eli"; }
 ublk_devs() { ls /sys/class/ublk-char 2>/dev/null | wc -l; }
 
@@ -21,7 +19,7 @@ mkprov "$T/b" 16M
 run "$GELI" attach -p -k "$T/key" -L "$T/a"
 dev=$(cat "$T/out")
 check "attach makes a ublk device by default, and -L prints it" test "$rc" = 0 -a -b "$dev" -a "${dev#/dev/ublkb}" != "$dev"
-check "... geli list says ublk" test "$(backend a)" = ublk
+check "... geli list says ublk" test "$(backend_of a)" = ublk
 check "... the .eli in the run directory and /dev/a.eli lead to it" \
 	test "$(ublkdev a)" = "$dev" -a "$(readlink /dev/a.eli)" = "$dev"
 check "... of GELI's size and 4096-byte sectors" \
@@ -128,7 +126,7 @@ umount -l "$T/mnt" 2>/dev/null
 # onetime: a ublk device too.
 mkprov "$T/o" 32M
 run "$GELI" onetime -L -s 4096 "$T/o"
-check "onetime: a ublk device" test "$rc" = 0 -a "$(backend o)" = ublk
+check "onetime: a ublk device" test "$rc" = 0 -a "$(backend_of o)" = ublk
 "$GELI" detach o
 
 # kill -9 under load: I/O fails, nothing hangs; attach again, the dead
@@ -152,7 +150,7 @@ check "... the dead daemon's device deleted (one device per attached provider)" 
 # The same kernel, FUSE asked for.
 GELI_BACKEND=fuse "$GELI" attach -p -k "$T/key" -L "$T/a" >/dev/null
 check "GELI_BACKEND=fuse: FUSE and a loop device" \
-	test "$(backend a)" = fuse -a "$(readlink /dev/a.eli | cut -c1-9)" = /dev/loop
+	test "$(backend_of a)" = fuse -a "$(readlink /dev/a.eli | cut -c1-9)" = /dev/loop
 "$GELI" detach a
 check "nothing left: no ublk device" test "$(ublk_devs)" = 0
 done_testing

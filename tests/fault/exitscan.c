@@ -6,8 +6,9 @@
  * line) is still in the process's writable memory, and write the counts,
  * one line, to $EXITSCAN_OUT.  That is what a program left of the secrets
  * it read: "wiped after use" means 0.  The patterns themselves live in a
- * mapping of their own that the scan leaves out, and so are regions over
- * 1 GiB (AddressSanitizer's shadow memory).
+ * mapping of their own that the scan cuts out of whatever region holds it
+ * (the kernel may merge it with a neighbour), and it leaves out regions
+ * over 1 GiB (AddressSanitizer's shadow memory).
  */
 #include <fcntl.h>
 #include <stdbool.h>
@@ -84,6 +85,7 @@ exitscan(void)
 	const char *in = getenv("EXITSCAN_PATTERNS"), *out = getenv("EXITSCAN_OUT");
 	struct pats *p;
 	FILE *f, *maps;
+	uintptr_t pa, pb;
 	int mem;
 
 	if (in == NULL || out == NULL)
@@ -92,6 +94,8 @@ exitscan(void)
 	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return;
+	pa = (uintptr_t)p;
+	pb = pa + ((sizeof(*p) + 4095) & ~(size_t)4095);
 	memset(p, 0, sizeof(*p));
 	f = fopen(in, "r");
 	if (f == NULL)
@@ -114,11 +118,20 @@ exitscan(void)
 		if (sscanf(p->line, "%lx-%lx %7s", &a, &b, perm) != 3 ||
 		    perm[0] != 'r' || perm[1] != 'w')
 			continue;
-		if (a == (unsigned long)(uintptr_t)p)
-			continue;	/* the patterns themselves */
 		/* A sanitizer's shadow: terabytes reserved, nothing of ours. */
 		if (b - a > (1ul << 30))
 			continue;
+		/*
+		 * The patterns themselves are left out: their mapping may
+		 * have merged with a neighbour, so cut it out of the region.
+		 */
+		if (pa < b && pb > a) {
+			if (a < pa)
+				scan(p, mem, a, pa);
+			if (pb < b)
+				scan(p, mem, pb, b);
+			continue;
+		}
 		scan(p, mem, a, b);
 	}
 	fclose(maps);

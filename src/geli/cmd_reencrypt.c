@@ -28,6 +28,21 @@ on_signal(int sig)
 	stop_signal = sig;
 }
 
+/* SIGINT, SIGTERM and SIGHUP stop (or pause) the conversion from here on:
+ * set before the request that starts one, so that none is lost to the
+ * default action between the request and the wait, and restarting the
+ * calls they interrupt (the request's reply is still read). */
+void
+reenc_catch_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal,
+	    .sa_flags = SA_RESTART };
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
 int
 reenc_journal_path(const uint8_t uuid[16], bool make, char *buf, size_t len)
 {
@@ -112,14 +127,11 @@ int
 reenc_run(const char *prov, struct geli_reenc *r)
 {
 	bool tty = isatty(STDERR_FILENO);
-	struct sigaction sa = { .sa_handler = on_signal };
 	uint64_t done, total, bytes, off, len;
 	struct timespec t0, last = { 0 }, t;
 	int error = 0;
 
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	reenc_catch_signals();
 	geli_reenc_progress(r, &done, &total, &bytes);
 	uint64_t start = done;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -162,7 +174,6 @@ int
 reenc_wait(const char *prov, const char *name)
 {
 	bool tty = isatty(STDERR_FILENO);
-	struct sigaction sa = { .sa_handler = on_signal };
 	struct ctl_request rq;
 	struct ctl_reply rp;
 	struct ctl_status st;
@@ -170,9 +181,7 @@ reenc_wait(const char *prov, const char *name)
 	uint64_t start = UINT64_MAX;
 	time_t shown = 0;
 
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	reenc_catch_signals();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		if (ctl_status(name, &st) != 0) {
@@ -462,6 +471,7 @@ online(struct opts *o, const char *prov, const char *name)
 		} else if (geli_reenc_peek(st.journal, &info) != 0 ||
 		    same_parameters(o, prov, &info) == 0) {
 			ctl_request_init(&rq, CTL_REENCRYPT);
+			reenc_catch_signals();
 			if (ctl_call(name, &rq, &rp) != 0)
 				req_error("Cannot reach the daemon of %s.eli.",
 				    name);

@@ -21,6 +21,9 @@ bool reenc_new_keys_given(struct opts *o);
 /* Every step to the end, with the progress on a terminal; stopped after a
  * step by SIGINT, SIGTERM or SIGHUP.  0, or -1 with the request error. */
 int reenc_run(const char *prov, struct geli_reenc *r);
+/* SIGINT, SIGTERM and SIGHUP from here on only mark the conversion to stop
+ * (reenc_run) or pause (reenc_wait): called before a request starts one. */
+void reenc_catch_signals(void);
 /* An attached provider's conversion (the daemon of name runs it) followed
  * to its end, with the progress on a terminal; paused by SIGINT, SIGTERM
  * or SIGHUP.  0, or -1 with the request error. */

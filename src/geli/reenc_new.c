@@ -240,6 +240,7 @@ start_attached(struct opts *o, const char *name, enum geli_reenc_kind kind,
 			e->mdlen = 0;	/* refused below */
 		geli_wipe(&x, sizeof(x));
 	}
+	reenc_catch_signals();
 	if (ctl_call(name, rq, &rp) != 0)
 		req_error("Cannot reach the daemon of %s.eli.", name);
 	else if (rp.code != 0)

@@ -93,7 +93,9 @@ status_msg(int fd, bool ok, const char *fmt, ...)
 /*
  * A process that a block device waits on (the loop device of -L, a pool
  * over it) must go on under memory pressure, as the kernel's own drivers
- * do (root's daemons; a user's cannot ask, and serve no block device):
+ * do (root's daemons; a user's cannot ask: PR_SET_IO_FLUSHER needs
+ * CAP_SYS_RESOURCE, so the writeback of their ublk device may wait on
+ * their daemon as a FUSE file's may):
  * its allocations do not wait for I/O (PR_SET_IO_FLUSHER: reclaim would
  * wait on writes that only it can finish), and the OOM killer passes it by
  * (killed, it takes a disk from under a pool), as multipathd and iscsid
@@ -137,25 +139,26 @@ root_shared(void)
 }
 
 /*
- * Will ublk serve it?  Where the kernel has it and we may (root): then the
- * daemon goes into a mount namespace of its own, a slave of ours, before
- * any thread starts: it never looks a path up in a file system mounted
- * from its own device (which only it could answer), and what is unmounted
- * out there is unmounted here too.  Not where / is private: there the copy
- * would keep every file system mounted now (a pool could not be exported).
- * false, with why in note, when not.
+ * Will ublk serve it?  Where the kernel has it and we may (root, or an
+ * ordinary user the kernel and the administrator allow: ublk.h).  Root's
+ * daemon then goes into a mount namespace of its own, a slave of ours,
+ * before any thread starts (*own_ns): it never looks a path up in a file
+ * system mounted from its own device (which only it could answer), and
+ * what is unmounted out there is unmounted here too.  Not where / is
+ * private: there the copy would keep every file system mounted now (a
+ * pool could not be exported).  An ordinary user mounts nothing.  false,
+ * with why in note, when not.
  */
 static bool
-choose_ublk(struct dmn *d, char *note, size_t len)
+choose_ublk(struct dmn *d, char *note, size_t len, bool *own_ns)
 {
+	*own_ns = false;
 	if (d->r.backend == ATTACH_FUSE)
 		return false;
-	if (geteuid() != 0) {
-		snprintf(note, len, "it needs root here");
-		return false;
-	}
 	if (ublk_probe(note, len) != 0)
 		return false;
+	if (geteuid() != 0)
+		return true;
 	if (!root_shared())
 		dlog(d, "%s.eli: no mount namespace of its own: / is not a "
 		    "shared mount.", d->name);
@@ -163,7 +166,21 @@ choose_ublk(struct dmn *d, char *note, size_t len)
 	    mount("none", "/", "none", MS_REC | MS_SLAVE, NULL) != 0)
 		dlog(d, "%s.eli: no mount namespace of its own: %s.", d->name,
 		    strerror(errno));
+	else
+		*own_ns = true;
 	return true;
+}
+
+/* Served through FUSE after all: the reason, in note, said and logged. */
+static void
+not_ublk(struct dmn *d, char *note, size_t len)
+{
+	char why[600];
+
+	snprintf(why, sizeof(why), "%s", note);
+	snprintf(note, len, "%.255s.eli: not through ublk (%.300s): through "
+	    "FUSE.", d->name, why);
+	dlog(d, "%s", note);
 }
 
 /*
@@ -211,7 +228,7 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 	unsigned vflags = 0, threads;
 	const char *accel;
 	int error, fd;
-	bool ro = (d->r.flags & GELI_FLAG_RO) != 0, use_ublk;
+	bool ro = (d->r.flags & GELI_FLAG_RO) != 0, use_ublk, own_ns;
 
 	setsid();
 	/* Request buffers (1 MiB each) stay in the heap and stay mapped: with
@@ -270,20 +287,14 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 		_exit(1);
 	}
 	d->psize = geli_provider_sectorsize(d->p);
-	use_ublk = choose_ublk(d, note, sizeof(note));
+	use_ublk = choose_ublk(d, note, sizeof(note), &own_ns);
 	if (!use_ublk && d->r.backend == ATTACH_UBLK) {
 		status_msg(stfd, false, "Cannot create a ublk device for %s: "
 		    "%s.", d->name, note);
 		_exit(1);
 	}
-	if (!use_ublk && note[0] != '\0') {
-		char why[sizeof(note)];
-
-		memcpy(why, note, sizeof(why));
-		snprintf(note, sizeof(note), "%.255s.eli: not through ublk "
-		    "(%.300s): through FUSE.", d->name, why);
-		dlog(d, "%s", note);
-	}
+	if (!use_ublk && note[0] != '\0')
+		not_ublk(d, note, sizeof(note));
 	if (ro)
 		vflags |= GELI_VOLUME_READONLY;
 	if (d->r.flags & GELI_FLAG_ONETIME)
@@ -332,10 +343,17 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 	dmn_backend(d, &be);
 	if (error == 0 && use_ublk &&
 	    (error = serve_ublk(d, &be, note, sizeof(note))) != 0) {
-		teardown(d);	/* (gone before the caller hears) */
-		status_msg(stfd, false, "Cannot create a ublk device for %s: "
-		    "%s.", d->name, note);
-		_exit(1);
+		/* Asked for, or where FUSE's mount would be ours alone: the
+		 * reason.  Else FUSE serves it, and says why. */
+		if (d->r.backend == ATTACH_UBLK || own_ns) {
+			teardown(d);	/* (gone before the caller hears) */
+			status_msg(stfd, false, "Cannot create a ublk device "
+			    "for %s: %s.", d->name, note);
+			_exit(1);
+		}
+		not_ublk(d, note, sizeof(note));
+		use_ublk = false;
+		error = 0;
 	}
 	if (error == 0 && !use_ublk)
 		error = fusefile_start(d->elipath, &be, ro, !d->r.cached, &d->ff);

@@ -40,15 +40,22 @@ struct ctl {
 	int fd;
 	struct io_uring ring;		/* 128-byte entries */
 	bool encoded;			/* the kernel takes ioctl numbers */
+	bool user;			/* we are an ordinary user */
 	uint64_t features;
 };
 
+/*
+ * Control command nr for device id, with buf (len bytes) as its buffer; with
+ * path, the device's /dev/ublkcN goes before it (an ordinary user's device,
+ * and GET_DEV_INFO2: ublk_abi.h).  0, or -errno.
+ */
 static int
-ctl_cmd(struct ctl *c, unsigned nr, uint32_t id, void *buf, uint16_t len,
-    uint64_t data0)
+ctl_cmd(struct ctl *c, unsigned nr, uint32_t id, bool path, void *buf,
+    uint16_t len, uint64_t data0)
 {
 	static const unsigned encoded[] = {
 		[UBLK_CMD_GET_DEV_INFO] = UBLK_U_CMD_GET_DEV_INFO,
+		[UBLK_CMD_GET_DEV_INFO2] = UBLK_U_CMD_GET_DEV_INFO2,
 		[UBLK_CMD_ADD_DEV] = UBLK_U_CMD_ADD_DEV,
 		[UBLK_CMD_DEL_DEV] = UBLK_U_CMD_DEL_DEV,
 		[UBLK_CMD_START_DEV] = UBLK_U_CMD_START_DEV,
@@ -64,8 +71,19 @@ ctl_cmd(struct ctl *c, unsigned nr, uint32_t id, void *buf, uint16_t len,
 		.dev_id = id, .queue_id = (uint16_t)-1, .len = len,
 		.addr = (uint64_t)(uintptr_t)buf, .data = { data0 },
 	};
-	int error;
+	uint8_t withpath[64 + 256];
+	int error, plen;
 
+	if (path) {
+		plen = snprintf((char *)withpath, 64, "/dev/ublkc%u", id);
+		if (len > sizeof(withpath) - (size_t)plen)
+			return -EINVAL;
+		if (len > 0)
+			memcpy(withpath + plen, buf, len);
+		cmd.dev_path_len = (uint16_t)plen;
+		cmd.len = (uint16_t)(plen + len);
+		cmd.addr = (uint64_t)(uintptr_t)withpath;
+	}
 	sqe = io_uring_get_sqe(&c->ring);
 	if (sqe == NULL)
 		return -EAGAIN;
@@ -84,7 +102,20 @@ ctl_cmd(struct ctl *c, unsigned nr, uint32_t id, void *buf, uint16_t len,
 		return error;
 	error = cqe->res;
 	io_uring_cqe_seen(&c->ring, cqe);
+	if (path && len > 0)
+		memcpy(buf, withpath + cmd.dev_path_len, len);
 	return error;
+}
+
+/* Device id's description: GET_DEV_INFO2 where the kernel takes ioctl
+ * numbers (it has it from 6.2; an ordinary user's device answers nothing
+ * else), GET_DEV_INFO before. */
+static int
+dev_info(struct ctl *c, uint32_t id, struct ublk_dev_info *info)
+{
+	return c->encoded ? ctl_cmd(c, UBLK_CMD_GET_DEV_INFO2, id, true, info,
+	    sizeof(*info), 0) : ctl_cmd(c, UBLK_CMD_GET_DEV_INFO, id, false,
+	    info, sizeof(*info), 0);
 }
 
 static void
@@ -102,8 +133,9 @@ ctl_open(struct ctl *c, char *why, size_t len)
 {
 	int error;
 
+	c->user = geteuid() != 0;
 	c->fd = open(UBLK_CONTROL, O_RDWR | O_CLOEXEC);
-	if (c->fd < 0 && errno == ENOENT && geteuid() == 0) {
+	if (c->fd < 0 && errno == ENOENT && !c->user) {
 		(void)run_cmd(SPAWN_QUIET, NULL, NULL, "modprobe", "ublk_drv",
 		    NULL);
 		c->fd = open(UBLK_CONTROL, O_RDWR | O_CLOEXEC);
@@ -111,7 +143,8 @@ ctl_open(struct ctl *c, char *why, size_t len)
 	if (c->fd < 0) {
 		error = -errno;
 		if (error == -ENOENT)
-			snprintf(why, len, "no %s, and ublk_drv does not load",
+			snprintf(why, len, c->user ? "no %s (ublk_drv is not "
+			    "loaded)" : "no %s, and ublk_drv does not load",
 			    UBLK_CONTROL);
 		else
 			snprintf(why, len, "%s: %s", UBLK_CONTROL,
@@ -127,25 +160,32 @@ ctl_open(struct ctl *c, char *why, size_t len)
 	}
 	/* 6.5+ answers; before, only the plain numbers exist. */
 	c->features = 0;
-	c->encoded = ctl_cmd(c, UBLK_CMD_GET_FEATURES, 0, &c->features,
+	c->encoded = ctl_cmd(c, UBLK_CMD_GET_FEATURES, 0, false, &c->features,
 	    sizeof(c->features), 0) == 0;
+	if (c->user && !(c->features & UBLK_F_UNPRIVILEGED_DEV)) {
+		snprintf(why, len, "the kernel does not say it makes ublk "
+		    "devices for ordinary users (Linux 6.5 and later do)");
+		ctl_close(c);
+		return -EPERM;
+	}
 	return 0;
 }
 
 /*
- * Device id deleted.  DEL_DEV waits until nobody holds the device (a file
- * system still mounted from it after detach -f): the asynchronous one
- * (6.9+) does not, and before it a child of ours waits in our place.
+ * Device id deleted (user: an ordinary user's device).  DEL_DEV waits until
+ * nobody holds the device (a file system still mounted from it after detach
+ * -f): the asynchronous one (6.9+, not for an ordinary user's device) does
+ * not, and where it is refused a child of ours waits in our place.
  */
 static void
-delete_dev(struct ctl *c, uint32_t id, int lock)
+delete_dev(struct ctl *c, uint32_t id, bool user, int lock)
 {
 	char why[100];
 	struct ctl cc;
 	pid_t pid;
 
-	int error = c->encoded ? ctl_cmd(c, UBLK_CMD_DEL_DEV_ASYNC, id, NULL,
-	    0, 0) : -EOPNOTSUPP;
+	int error = c->encoded ? ctl_cmd(c, UBLK_CMD_DEL_DEV_ASYNC, id, user,
+	    NULL, 0, 0) : -EOPNOTSUPP;
 
 	/* (being deleted already: -ENODEV or the like) */
 	if (error != -EOPNOTSUPP && error != -EINVAL)
@@ -156,7 +196,7 @@ delete_dev(struct ctl *c, uint32_t id, int lock)
 	if (lock >= 0)
 		close(lock);
 	if (ctl_open(&cc, why, sizeof(why)) == 0)
-		(void)ctl_cmd(&cc, UBLK_CMD_DEL_DEV, id, NULL, 0, 0);
+		(void)ctl_cmd(&cc, UBLK_CMD_DEL_DEV, id, user, NULL, 0, 0);
 	_exit(0);
 }
 
@@ -174,8 +214,10 @@ ublk_probe(char *why, size_t len)
 /*
  * Devices of ours (marked) whose daemon is gone: a daemon killed with -9
  * leaves its device stopped but not deleted (its server PID -1), and nobody
- * else will.  Under the setup lock, where no daemon is between ADD_DEV and
- * START_DEV, or between STOP_DEV and DEL_DEV.
+ * else will.  Root's sweep reaches every such device, an ordinary user's
+ * their own (the kernel answers for the nodes they may open).  Under the
+ * setup lock, where no daemon of root is between ADD_DEV and START_DEV, or
+ * between STOP_DEV and DEL_DEV.
  */
 static void
 delete_orphans(struct ctl *c, int lock)
@@ -191,23 +233,40 @@ delete_orphans(struct ctl *c, int lock)
 		unsigned id;
 
 		if (sscanf(e->d_name, "ublkc%u", &id) != 1 ||
-		    ctl_cmd(c, UBLK_CMD_GET_DEV_INFO, id, &info,
-		    sizeof(info), 0) != 0)
+		    dev_info(c, id, &info) != 0)
 			continue;
 		if (info.ublksrv_flags == GELI_UBLK_MARK &&
 		    (info.ublksrv_pid <= 0 ||
 		    (kill(info.ublksrv_pid, 0) != 0 && errno == ESRCH)))
-			delete_dev(c, id, lock);
+			delete_dev(c, id, (info.flags &
+			    UBLK_F_UNPRIVILEGED_DEV) != 0, lock);
 	}
 	closedir(dir);
 }
 
-/* The setup lock, one for every daemon whatever its run directory. */
+/*
+ * The setup lock, one for every daemon of root whatever its run directory
+ * (-1 for an ordinary user's, whose sweep meets only their own devices and
+ * who must not be able to hold root's back).  Root's alone: one that
+ * someone else made in /run/lock is replaced.
+ */
 static int
 setup_lock(void)
 {
-	int fd = open(SETUP_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	struct stat st;
+	int fd = -1;
 
+	if (geteuid() != 0)
+		return -1;
+	for (int i = 0; i < 2 && fd < 0; i++) {
+		fd = open(SETUP_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+		    0600);
+		if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_uid != 0)) {
+			close(fd);
+			fd = -1;
+			(void)unlink(SETUP_LOCK);
+		}
+	}
 	if (fd >= 0 && flock(fd, LOCK_EX) != 0) {
 		close(fd);
 		fd = -1;
@@ -246,6 +305,7 @@ struct ublk {
 	struct ctl ctl;
 	uint32_t id;
 	bool added, started;
+	bool user;			/* an ordinary user's device */
 	int cdev;
 	unsigned nq;
 	struct queue *qs;
@@ -456,24 +516,43 @@ set_params(struct ublk *u)
 		p.discard.max_write_zeroes_sectors = UINT32_MAX >> 9;
 		p.discard.max_discard_segments = 1;
 	}
-	return ctl_cmd(&u->ctl, UBLK_CMD_SET_PARAMS, u->id, &p, sizeof(p), 0);
+	return ctl_cmd(&u->ctl, UBLK_CMD_SET_PARAMS, u->id, u->user, &p,
+	    sizeof(p), 0);
 }
 
-/* The character device's node, which devtmpfs makes as the device is added. */
+/*
+ * Wait (5 s at most) for a device's node: devtmpfs makes it as the device
+ * is added, and for an ordinary user's device udev then gives it to them
+ * (61-geli-ublk.rules); until then it is root's.  0, or -errno.
+ */
 static int
-open_cdev(uint32_t id)
+node_ready(const char *path, bool user, int mode)
 {
-	char path[64];
-	int fd;
-
-	snprintf(path, sizeof(path), "/dev/ublkc%u", id);
-	for (int i = 0; i < 100; i++) {
-		fd = open(path, O_RDWR | O_CLOEXEC);
-		if (fd >= 0 || errno != ENOENT)
-			return fd >= 0 ? fd : -errno;
+	for (int i = 0; i < 250; i++) {
+		if (access(path, mode) == 0)
+			return 0;
+		if (errno != ENOENT && (!user || errno != EACCES))
+			return -errno;
 		usleep(20000);
 	}
-	return -ENOENT;
+	return -errno;
+}
+
+static int
+open_cdev(struct ublk *u, char *why, size_t len)
+{
+	char path[64];
+	int error, fd;
+
+	snprintf(path, sizeof(path), "/dev/ublkc%u", u->id);
+	if ((error = node_ready(path, u->user, R_OK | W_OK)) == 0 &&
+	    (fd = open(path, O_RDWR | O_CLOEXEC)) >= 0)
+		return fd;
+	error = error != 0 ? error : -errno;
+	snprintf(why, len, "%s: %s%s", path, strerror(-error), error ==
+	    -EACCES ? " (not given to its owner: no udev rule "
+	    "61-geli-ublk.rules?)" : "");
+	return error;
 }
 
 void
@@ -486,7 +565,8 @@ ublk_stop(struct ublk *u)
 	lk = u->setup_lock >= 0 ? u->setup_lock : setup_lock();
 	atomic_store(&u->stopping, true);
 	if (u->started)
-		(void)ctl_cmd(&u->ctl, UBLK_CMD_STOP_DEV, u->id, NULL, 0, 0);
+		(void)ctl_cmd(&u->ctl, UBLK_CMD_STOP_DEV, u->id, u->user, NULL,
+		    0, 0);
 	for (unsigned q = 0; q < u->nq; q++) {
 		if (u->qs[q].running)
 			pthread_join(u->qs[q].thread, NULL);
@@ -496,7 +576,7 @@ ublk_stop(struct ublk *u)
 		close(u->cdev);
 	/* (after the rings: the character device closed) */
 	if (u->added)
-		delete_dev(&u->ctl, u->id, lk);
+		delete_dev(&u->ctl, u->id, u->user, lk);
 	ctl_close(&u->ctl);
 	setup_unlock(lk);
 	free(u->qs);
@@ -510,7 +590,6 @@ ublk_start(const struct fusefile_backend *be, const struct ublk_conf *c,
 	struct ublk_dev_info info;
 	struct ublk *u;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	struct stat st;
 	const char *step;
 	int error;
 
@@ -546,18 +625,21 @@ ublk_start(const struct fusefile_backend *be, const struct ublk_conf *c,
 	info.dev_id = (uint32_t)-1;
 	info.ublksrv_pid = getpid();
 	info.ublksrv_flags = GELI_UBLK_MARK;
-	info.flags = u->ctl.encoded ? UBLK_F_CMD_IOCTL_ENCODE : 0;
-	error = ctl_cmd(&u->ctl, UBLK_CMD_ADD_DEV, (uint32_t)-1, &info,
+	info.flags = (u->ctl.encoded ? UBLK_F_CMD_IOCTL_ENCODE : 0) |
+	    (u->ctl.user ? UBLK_F_UNPRIVILEGED_DEV : 0);
+	error = ctl_cmd(&u->ctl, UBLK_CMD_ADD_DEV, (uint32_t)-1, false, &info,
 	    sizeof(info), 0);
 	if (error != 0)
 		goto fail;
 	u->added = true;
 	u->id = info.dev_id;
+	/* (the kernel clears the flag for root) */
+	u->user = (info.flags & UBLK_F_UNPRIVILEGED_DEV) != 0;
+	/* (first: an ordinary user's commands name the node they may open) */
+	if ((error = u->cdev = open_cdev(u, why, whylen)) < 0)
+		goto failed;
 	step = "SET_PARAMS";
 	if ((error = set_params(u)) != 0)
-		goto fail;
-	step = "/dev/ublkc";
-	if ((error = u->cdev = open_cdev(u->id)) < 0)
 		goto fail;
 	step = "queue";
 	for (unsigned q = 0; q < u->nq; q++) {
@@ -577,16 +659,15 @@ ublk_start(const struct fusefile_backend *be, const struct ublk_conf *c,
 	}
 	/* (the kernel waits for every tag's FETCH, then adds the disk) */
 	step = "START_DEV";
-	error = ctl_cmd(&u->ctl, UBLK_CMD_START_DEV, u->id, NULL, 0,
+	error = ctl_cmd(&u->ctl, UBLK_CMD_START_DEV, u->id, u->user, NULL, 0,
 	    (uint64_t)getpid());
 	if (error != 0)
 		goto fail;
 	u->started = true;
 	snprintf(dev, devlen, "/dev/ublkb%u", u->id);
-	for (int i = 0; i < 250 && stat(dev, &st) != 0; i++)
-		usleep(20000);
-	if (stat(dev, &st) != 0) {
-		error = -ENOENT;
+	/* (an ordinary user's, once udev gave it to them) */
+	error = node_ready(dev, u->user, R_OK | (c->readonly ? 0 : W_OK));
+	if (error != 0) {
 		step = dev;
 		goto fail;
 	}
@@ -596,6 +677,7 @@ ublk_start(const struct fusefile_backend *be, const struct ublk_conf *c,
 	return 0;
 fail:
 	snprintf(why, whylen, "%s: %s", step, strerror(-error));
+failed:
 	ublk_stop(u);
 	return error;
 }
@@ -607,7 +689,7 @@ ublk_resize(struct ublk *u, uint64_t size)
 
 	if (!(u->ctl.features & UBLK_F_UPDATE_SIZE))
 		return -EOPNOTSUPP;
-	error = ctl_cmd(&u->ctl, UBLK_CMD_UPDATE_SIZE, u->id, NULL, 0,
+	error = ctl_cmd(&u->ctl, UBLK_CMD_UPDATE_SIZE, u->id, u->user, NULL, 0,
 	    size >> 9);
 	if (error == 0)
 		atomic_store(&u->size, size);
@@ -624,4 +706,25 @@ uint64_t
 ublk_requests(struct ublk *u)
 {
 	return atomic_load(&u->requests);
+}
+
+int
+ublk_owner(uint32_t id, uint32_t *uid, uint32_t *gid)
+{
+	struct ublk_dev_info info;
+	struct ctl c;
+	char why[160];
+	int error;
+
+	if ((error = ctl_open(&c, why, sizeof(why))) != 0)
+		return error;
+	error = c.encoded ? dev_info(&c, id, &info) : -EOPNOTSUPP;
+	ctl_close(&c);
+	if (error != 0)
+		return error;
+	if (!(info.flags & UBLK_F_UNPRIVILEGED_DEV))
+		return 1;
+	*uid = info.owner_uid;
+	*gid = info.owner_gid;
+	return 0;
 }

@@ -2,8 +2,8 @@
 /*
  * The ublk front end: the attached provider as a block device of the
  * kernel's ublk driver (/dev/ublkbN), whose requests this process takes
- * from one io_uring per queue (a queue per online CPU, each on its own
- * thread) and answers from the same backend as the FUSE file's
+ * from one io_uring per queue (a queue per online CPU up to four, each on
+ * its own thread) and answers from the same backend as the FUSE file's
  * (fusefile.h).  One copy per request, no page cache of its own.
  */
 #ifndef GELI_UBLK_H
@@ -19,9 +19,11 @@ struct ublk;
 
 /*
  * Can this process make ublk devices?  /dev/ublk-control is opened (root
- * loads ublk_drv first when it is missing) and the kernel answers.  0, or
- * -errno with why in a few words ("no /dev/ublk-control and ublk_drv
- * does not load").
+ * loads ublk_drv first when it is missing) and the kernel answers; for an
+ * ordinary user, it says it makes devices for them (where the
+ * administrator gave them /dev/ublk-control, and udev gives them the
+ * device's nodes: 61-geli-ublk.rules).  0, or -errno with why in a few
+ * words ("no /dev/ublk-control, and ublk_drv does not load").
  */
 int ublk_probe(char *why, size_t len);
 
@@ -47,5 +49,11 @@ uint64_t ublk_requests(struct ublk *u);
 bool ublk_ended(struct ublk *u);
 /* The device stopped and deleted, the threads joined; safe on NULL. */
 void ublk_stop(struct ublk *u);
+/*
+ * Who made device id, for udev (geli-ublk-owner, as root): 0 with the user
+ * and group of an ordinary user's device, 1 for one of root's (the
+ * kernel's to guard), or -errno.
+ */
+int ublk_owner(uint32_t id, uint32_t *uid, uint32_t *gid);
 
 #endif

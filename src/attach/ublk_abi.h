@@ -9,6 +9,12 @@
  * go to /dev/ublkcN from that queue's own thread and ring.  Kernels that
  * answer GET_FEATURES (6.5+) take the ioctl-encoded numbers; older ones
  * only the plain ones.
+ *
+ * An ordinary user's device (UBLK_F_UNPRIVILEGED_DEV, 6.3+) takes every
+ * command but ADD_DEV and GET_FEATURES with the path of its /dev/ublkcN at
+ * the start of the buffer (dev_path_len bytes, counted in len): the kernel
+ * checks the caller may read (and write) that node, then passes the rest
+ * on.  GET_DEV_INFO2 takes the path whoever asks.
  */
 #ifndef GELI_UBLK_ABI_H
 #define GELI_UBLK_ABI_H
@@ -23,7 +29,7 @@ struct ublk_ctrl_cmd {
 	uint16_t len;			/* of the buffer at addr */
 	uint64_t addr;
 	uint64_t data[1];
-	uint16_t dev_path_len;		/* unprivileged devices */
+	uint16_t dev_path_len;		/* the path that starts the buffer */
 	uint16_t pad;
 	uint32_t reserved;
 };
@@ -56,6 +62,7 @@ enum {
 	UBLK_CMD_START_DEV = 0x06,
 	UBLK_CMD_STOP_DEV = 0x07,
 	UBLK_CMD_SET_PARAMS = 0x08,
+	UBLK_CMD_GET_DEV_INFO2 = 0x12,	/* with the device's path, 6.2+ */
 	UBLK_CMD_GET_FEATURES = 0x13,	/* 6.5+, ioctl-encoded only */
 	UBLK_CMD_DEL_DEV_ASYNC = 0x14,	/* 6.9+, ioctl-encoded only */
 	UBLK_CMD_UPDATE_SIZE = 0x15,	/* with UBLK_F_UPDATE_SIZE */
@@ -68,6 +75,7 @@ enum {
 #define UBLK_U_CMD_START_DEV	UBLK_IOC_RW(UBLK_CMD_START_DEV)
 #define UBLK_U_CMD_STOP_DEV	UBLK_IOC_RW(UBLK_CMD_STOP_DEV)
 #define UBLK_U_CMD_SET_PARAMS	UBLK_IOC_RW(UBLK_CMD_SET_PARAMS)
+#define UBLK_U_CMD_GET_DEV_INFO2 UBLK_IOC_R(UBLK_CMD_GET_DEV_INFO2)
 #define UBLK_U_CMD_GET_FEATURES	UBLK_IOC_R(UBLK_CMD_GET_FEATURES)
 #define UBLK_U_CMD_DEL_DEV_ASYNC UBLK_IOC_R(UBLK_CMD_DEL_DEV_ASYNC)
 #define UBLK_U_CMD_UPDATE_SIZE	UBLK_IOC_RW(UBLK_CMD_UPDATE_SIZE)

@@ -35,8 +35,8 @@ backend_asked(struct opts *o)
 	return -1;
 }
 
-/* -L and -b before anything is asked or read: only root makes loop and
- * ublk devices. */
+/* -L and -b before anything is asked or read: only root makes loop
+ * devices (an ordinary user's ublk device is the daemon's to try). */
 static bool
 loop_allowed(struct opts *o)
 {
@@ -44,10 +44,9 @@ loop_allowed(struct opts *o)
 
 	if (b < 0)
 		return false;
-	if (geteuid() == 0 || (!opt_bool(o, 'L') && b != ATTACH_UBLK))
+	if (geteuid() == 0 || !opt_bool(o, 'L'))
 		return true;
-	req_error(b == ATTACH_UBLK ? "Cannot create a ublk device: it needs "
-	    "root." : "Cannot create a loop device: -L needs root.");
+	req_error("Cannot create a loop device: -L needs root.");
 	return false;
 }
 

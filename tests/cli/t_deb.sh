@@ -24,11 +24,14 @@ GEN=usr/lib/systemd/system-generators/geli-generator
 for f in usr/sbin/geli usr/sbin/geli-truenas usr/sbin/geli-boot "$GEN" \
 	usr/share/man/man8/geli.8.gz usr/share/man/man8/geli-truenas.8.gz usr/share/man/man8/geli-boot.8.gz \
 	usr/share/bash-completion/completions/geli usr/lib/udev/rules.d/61-geli-ublk.rules \
+	usr/lib/udev/geli-ublk-owner \
 	usr/include/geli.h "usr/lib/$multi/pkgconfig/libgeli.pc" \
 	"usr/lib/$multi/nbdkit/filters/nbdkit-geli-filter.so" \
 	usr/share/man/man1/nbdkit-geli-filter.1.gz; do
 	check "packaged: /$f" test -e "$R/$f"
 done
+check "the udev rule runs the packaged helper" \
+	grep -q 'IMPORT{program}="/usr/lib/udev/geli-ublk-owner %k"' "$R/usr/lib/udev/rules.d/61-geli-ublk.rules"
 check "libgeli0 ships the soname libgeli.so.0" test -e "$R/usr/lib/$multi/libgeli.so.0"
 check "... and libgeli-dev the link to it" test -L "$R/usr/lib/$multi/libgeli.so"
 check "the soname is libgeli.so.0" bash -c \

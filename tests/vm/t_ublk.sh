@@ -4,7 +4,8 @@
 # (bookworm-backports' 6.12; the lane): the block device and its names,
 # ext4 and fio on it, read-only, discard and write-zeroes, an integrity
 # failure as EIO, suspend (I/O waits) and resume, detach busy, -f and -l,
-# onetime, a kill -9 under load, and GELI_BACKEND=fuse on the same kernel.
+# onetime, a kill -9 under load, an ordinary user's devices, and
+# GELI_BACKEND=fuse on the same kernel.
 # In a guest of tests/vm/run.
 . "$(dirname "$0")/guest.sh"
 if [ ! -c /dev/ublk-control ]; then
@@ -24,7 +25,7 @@ check "... the .eli in the run directory and /dev/a.eli lead to it" \
 	test "$(ublkdev a)" = "$dev" -a "$(readlink /dev/a.eli)" = "$dev"
 check "... of GELI's size and 4096-byte sectors" \
 	test "$(blockdev --getsize64 "$dev")" = $((64 * 1048576 - 4096)) -a "$(blockdev --getss "$dev")" = 4096
-# (contrib/61-geli-ublk.rules: OpenZFS waits 3 s for each member of a pool
+# (contrib/61-geli-ublk.rules.in: OpenZFS waits 3 s for each member of a pool
 # that has none)
 udevadm settle
 check "... udev gives it its links (by-diskseq)" \
@@ -146,6 +147,77 @@ expect_ok "attach again after the kill" "$GELI" attach -p -k "$T/key" "$T/a"
 check "... the dead daemon's device deleted (one device per attached provider)" \
 	test "$(ublk_devs)" = 2
 "$GELI" detach a b
+
+# ---- An ordinary user -------------------------------------------------------
+# Where the administrator gives users /dev/ublk-control (0666 here, as
+# ublksrv's documentation has it) the kernel makes ublk devices for them,
+# and 61-geli-ublk.rules gives them the device's nodes; where not, FUSE.
+U=gelit$$
+useradd -M -N -d /nonexistent -s /usr/sbin/nologin "$U"
+uid=$(id -u "$U") gid=$(id -g "$U")
+UD=$(mktemp -d /tmp/geli-user.XXXXXX)
+on_exit "for p in '$UD'/run/*.pid; do [ -f \"\$p\" ] && kill \"\$(cat \"\$p\")\" 2>/dev/null; done; sleep 0.3; rm -rf '$UD'; userdel '$U' 2>/dev/null"
+ctlmode=$(stat -c %a /dev/ublk-control)
+on_exit "chmod $ctlmode /dev/ublk-control"
+cp "$GELI" "$UD/geli"
+cp "$T/key" "$UD/key"
+mkprov "$UD/u.img" 32M
+"$GELI" init -B none -P -K "$UD/key" "$UD/u.img" >/dev/null
+head -c 8M /dev/urandom >"$UD/data"
+chown -R "$U" "$UD"
+chmod 0700 "$UD"
+as_user() { (cd "$UD" && runuser -u "$U" -- env -i PATH=/usr/bin:/bin GELI_RUNDIR="$UD/run" "$@"); }
+urun() { as_user "$@" >"$T/out" 2>"$T/err" </dev/null; rc=$?; }
+ubackend() { as_user ./geli list u.img 2>/dev/null | sed -n 's/^   Backend: //p'; }
+owner_of() { stat -c '%u:%g %a' "$1" 2>/dev/null; }
+
+chmod 0600 /dev/ublk-control
+urun ./geli attach -b ublk -p -k key u.img
+# (after the warning of their small RLIMIT_MEMLOCK)
+check "a user, /dev/ublk-control root's: -b ublk fails, saying why" eval 'test "$rc" = 1 &&
+	grep -qxF "geli: Cannot create a ublk device for u.img: /dev/ublk-control: Permission denied." "$T/err"'
+urun ./geli attach -v -p -k key u.img
+check "... without -b: FUSE, and -v says why" eval 'test "$rc" = 0 && test "$(ubackend)" = fuse &&
+	grep -qxF "geli: u.img.eli: not through ublk (/dev/ublk-control: Permission denied): through FUSE." "$T/err"'
+as_user ./geli detach u.img
+chmod 0666 /dev/ublk-control
+n0=$(ublk_devs)
+urun ./geli attach -v -p -k key u.img
+ud=$(readlink "$UD/run/u.img.eli")
+check "/dev/ublk-control theirs: attach makes a ublk device by default" \
+	test "$rc" = 0 -a "$(ubackend)" = ublk -a -b "$ud" -a "$(ublk_devs)" = $((n0 + 1))
+check "... its block node is theirs alone (udev), and so is /dev/ublkc" \
+	test "$(owner_of "$ud")" = "$uid:$gid 600" -a "$(owner_of "/dev/ublkc${ud#/dev/ublkb}")" = "$uid:$gid 600"
+check "... the daemon runs as the user" test "$(stat -c %u "/proc/$(cat "$UD/run/u.img.pid")")" = "$uid"
+check "... udev's helper names them for it, and nothing for root's devices" \
+	test "$("$GELI_BUILD/src/attach/geli-ublk-owner" "${ud#/dev/}")" = "$(printf 'GELI_UBLK_UID=%s\nGELI_UBLK_GID=%s' "$uid" "$gid")"
+"$GELI" attach -p -k "$T/key" "$T/a"
+check "... (root's: nothing, status 0)" \
+	test -z "$("$GELI_BUILD/src/attach/geli-ublk-owner" "$(basename "$(ublkdev a)")")"
+"$GELI" detach a
+urun dd if=data of="$ud" bs=1M oflag=direct conv=fsync status=none
+check "they write the block device" test "$rc" = 0
+check "... it reads back, for them and for root" \
+	bash -c 'runuser -u "$0" -- cmp -s -n 8388608 "$1" "$2/data" && cmp -s -n 8388608 "$1" "$2/data"' "$U" "$ud" "$UD"
+chmod 0666 "$ud"
+check "... the kernel opens it for its owner alone (even at 0666)" \
+	fails runuser -u nobody -- dd if="$ud" of=/dev/null count=1 status=none
+urun ./geli detach u.img
+check "detach: the device goes" test "$rc" = 0 -a "$(ublk_devs)" = "$n0"
+as_user ./geli attach -p -k key u.img
+kill -9 "$(cat "$UD/run/u.img.pid")"
+rm -f "$UD/run/u.img".*
+urun ./geli attach -p -k key u.img
+check "killed with -9, attached again: their dead daemon's device deleted" \
+	test "$rc" = 0 -a "$(ublk_devs)" = $((n0 + 1))
+check "... and the data is there" \
+	runuser -u "$U" -- cmp -s -n 8388608 "$(readlink "$UD/run/u.img.eli")" "$UD/data"
+kill -9 "$(cat "$UD/run/u.img.pid")"
+rm -f "$UD/run/u.img".*
+"$GELI" attach -p -k "$T/key" "$T/a"
+check "root's attach deletes a user's dead daemon's device too" test "$(ublk_devs)" = $((n0 + 1))
+"$GELI" detach a
+chmod "$ctlmode" /dev/ublk-control
 
 # The same kernel, FUSE asked for.
 GELI_BACKEND=fuse "$GELI" attach -p -k "$T/key" -L "$T/a" >/dev/null

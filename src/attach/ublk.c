@@ -143,8 +143,8 @@ ctl_open(struct ctl *c, char *why, size_t len)
 	if (c->fd < 0) {
 		error = -errno;
 		if (error == -ENOENT)
-			snprintf(why, len, c->user ? "no %s (ublk_drv is not "
-			    "loaded)" : "no %s, and ublk_drv does not load",
+			snprintf(why, len, c->user ? "no %s: ublk_drv is not "
+			    "loaded" : "no %s, and ublk_drv does not load",
 			    UBLK_CONTROL);
 		else
 			snprintf(why, len, "%s: %s", UBLK_CONTROL,

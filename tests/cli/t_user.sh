@@ -5,6 +5,7 @@
 # delkey, configure, detach.  Their run directory is $GELI_RUNDIR, else
 # $XDG_RUNTIME_DIR/geli, else /tmp/geli-UID (0700; refused when it is not
 # theirs alone); they do not see root's providers; -L says it needs root;
+# without ublk, -b ublk says why and attach -v says why FUSE serves it;
 # a small RLIMIT_MEMLOCK is a warning, not a failure.
 . "$(dirname "$0")/lib.sh"
 if [ "$(id -u)" -ne 0 ] || [ ! -c /dev/fuse ] || ! command -v useradd >/dev/null ||
@@ -126,6 +127,19 @@ check "-L: needs root, said clearly" test $rc = 1 -a \
 	"$(head -n1 "$T/err")" = "geli: Cannot create a loop device: -L needs root."
 urun ./geli list
 check "... and nothing was attached" test $rc = 0 -a ! -s "$T/out"
+# ublk for them where the kernel has it and makes devices for users
+# (tests/vm/t_ublk.sh); here, without it:
+if [ -e /dev/ublk-control ]; then
+	skip "this kernel has ublk: tests/vm/t_ublk.sh"
+else
+	urun ./geli attach -b ublk -j pass u.img
+	check "-b ublk without ublk: the reason" eval 'test $rc = 1 &&
+		grep -qxF "geli: Cannot create a ublk device for u.img: no /dev/ublk-control: ublk_drv is not loaded." "$T/err"'
+	urun ./geli attach -v -j pass u.img
+	check "... by default, FUSE, and -v says why" eval 'test $rc = 0 &&
+		grep -qxF "geli: u.img.eli: not through ublk (no /dev/ublk-control: ublk_drv is not loaded): through FUSE." "$T/err"'
+	uok "... detach" ./geli detach u.img
+fi
 # Root's provider, in root's run directory: theirs to see and control only.
 mkprov "$T/r.img" 4M
 "$GELI" init -B none -i 10 -J "$UD/pass" "$T/r.img" >/dev/null

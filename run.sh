@@ -145,7 +145,7 @@ side_lane() {
 		tests/run-suite build "${VALGRIND_PASS[@]}" >build/suite-valgrind.log 2>&1 || true
 }
 
-# The guest lane (tests/vm/lane, docs/testing.md): the cache's two
+# The guest lane (tests/vm/lane, docs/testing.md): the cache's three
 # kernels made or found (tests/vm/prepare; from nothing about 4 minutes
 # each), then each of the lane's tests in a guest, as a side run: one at a
 # time, two once the host's passes are done (run_tests writes 2 into
@@ -153,7 +153,7 @@ side_lane() {
 # that cannot be prepared fails its tests there.
 vm_lane() {
 	local lanes=$1 k
-	for k in backports bookworm; do
+	for k in backports bookworm trixie; do
 		echo "== tests/vm/prepare -k $k"
 		tests/vm/prepare -k "$k" 2>&1 | tail -n 3 || true
 	done

@@ -687,12 +687,17 @@ ublk_resize(struct ublk *u, uint64_t size)
 {
 	int error;
 
+	uint64_t old = atomic_load(&u->size);
+
 	if (!(u->ctl.features & UBLK_F_UPDATE_SIZE))
 		return -EOPNOTSUPP;
+	/* (served before the kernel sends the first request beyond the old
+	 * end; the provider has grown already) */
+	if (size > old)
+		atomic_store(&u->size, size);
 	error = ctl_cmd(&u->ctl, UBLK_CMD_UPDATE_SIZE, u->id, u->user, NULL, 0,
 	    size >> 9);
-	if (error == 0)
-		atomic_store(&u->size, size);
+	atomic_store(&u->size, error == 0 ? size : old);
 	return error;
 }
 

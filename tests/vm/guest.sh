@@ -3,7 +3,7 @@
 # tests/vm/lane), which run inside a guest of tests/vm/run: lib.sh's
 # helpers, and the stable names in the guest's own /dev, as a user has them.
 . "$(dirname "${BASH_SOURCE[0]}")/../cli/lib.sh"
-if [ "$(hostname)" != geli-vm ] || [ ! -c /dev/zfs ]; then
+if [ "$(hostname)" != geli-vm ]; then
 	echo "1..0 # SKIP runs in a guest of tests/vm/run (tests/run-suite --vm)"
 	exit 0
 fi

@@ -4,8 +4,9 @@
 # (bookworm-backports' 6.12; the lane): the block device and its names,
 # ext4 and fio on it, read-only, discard and write-zeroes, an integrity
 # failure as EIO, suspend (I/O waits) and resume, detach busy, -f and -l,
-# onetime, a kill -9 under load, an ordinary user's devices, and
-# GELI_BACKEND=fuse on the same kernel.
+# onetime, a kill -9 under load, growth with the provider (UPDATE_SIZE,
+# 6.16+), an ordinary user's devices, and GELI_BACKEND=fuse on the same
+# kernel.
 # In a guest of tests/vm/run.
 . "$(dirname "$0")/guest.sh"
 if [ ! -c /dev/ublk-control ]; then
@@ -147,6 +148,34 @@ expect_ok "attach again after the kill" "$GELI" attach -p -k "$T/key" "$T/a"
 check "... the dead daemon's device deleted (one device per attached provider)" \
 	test "$(ublk_devs)" = 2
 "$GELI" detach a b
+
+# Growth (AUTORESIZE): where the kernel changes a ublk device's size
+# (UPDATE_SIZE, Linux 6.16 and later: the lane's trixie) the device grows
+# with the provider; elsewhere it keeps its size, and the log says why,
+# until it is attached again.
+mkprovs 32M -- g
+"$GELI" attach -p -k "$T/key" "$T/g"
+gd=$(ublkdev g)
+head -c 4M /dev/urandom >"$T/gdata"
+dd if="$T/gdata" of="$gd" bs=1M oflag=direct status=none
+truncate -s 48M "$T/g"
+grown=$((48 * 1048576 - 4096))
+if [ "$(printf '%s\n' 6.16 "$(uname -r | cut -d- -f1)" | sort -V | head -n 1)" = 6.16 ]; then
+	check "the provider grew: its ublk device grows with it (UPDATE_SIZE, $(uname -r))" \
+		wait_for bash -c 'test "$(blockdev --getsize64 "$0")" = "$1"' "$gd" "$grown"
+	check "... what was written reads back" cmp -s -n 4194304 "$gd" "$T/gdata"
+	dd if="$T/gdata" of="$gd" bs=1M seek=43 oflag=direct status=none
+	check "... and its new end is written and read" \
+		bash -c 'cmp -s <(dd if="$0" bs=1M skip=43 count=4 iflag=direct status=none) "$1"' "$gd" "$T/gdata"
+else
+	check "the provider grew: the device keeps its size ($(uname -r) has no UPDATE_SIZE), and the log says why" \
+		wait_for grep -q "this kernel cannot change a ublk device's size (no UPDATE_SIZE)" "$GELI_RUNDIR/g.log"
+	check "... it still reads what was written" cmp -s -n 4194304 "$gd" "$T/gdata"
+fi
+"$GELI" detach g
+"$GELI" attach -p -k "$T/key" "$T/g"
+check "attached again: the new size" test "$(blockdev --getsize64 "$(ublkdev g)")" = "$grown"
+"$GELI" detach g
 
 # ---- An ordinary user -------------------------------------------------------
 # Where the administrator gives users /dev/ublk-control (0666 here, as

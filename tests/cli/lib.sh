@@ -283,6 +283,9 @@ zpool_scrubbed() {
 
 # attached NAME: the daemon of NAME answers.
 attached() { "$GELI" status "$1" >/dev/null 2>&1; }
+# alive PID: running (a zombie, which may stay a while as nobody's child,
+# has let go of its files and locks already).
+alive() { [ -e "/proc/$1" ] && [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
 
 # wait_for CMD...: up to 5 s for CMD to succeed.
 wait_for() {

@@ -191,10 +191,8 @@ act_aresize() {
 old_aresize() { old_resize; }
 new_aresize() { new_resize; }
 
-# alive PID: running (a killed daemon may stay a zombie a while: it is
-# nobody's child here).
-alive() { [ -e "/proc/$1" ] && [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
-
+# (alive, lib.sh: a killed daemon may stay a zombie a while, nobody's
+# child here)
 # traced VERB SYSCALL N: VERB with a SIGKILL at the entry of its Nth
 # SYSCALL (N=0: none); the writes and flushes it made are listed in $T/st.
 traced() {

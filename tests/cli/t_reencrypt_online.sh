@@ -167,8 +167,11 @@ kills=0
 for i in 1 2 3 4 5; do
 	wait_converting k.img || break
 	sleep "0.0$((RANDOM % 10))"
-	kill -9 "$(cat "$GELI_RUNDIR/k.img.pid")" && kills=$((kills + 1))
-	for j in $(seq 1 100); do attached k.img || break; sleep 0.02; done
+	dpid=$(cat "$GELI_RUNDIR/k.img.pid")
+	kill -9 "$dpid" && kills=$((kills + 1))
+	# (gone, not only deaf: its control socket may close before the
+	# provider it holds locked)
+	for j in $(seq 1 250); do alive "$dpid" || break; sleep 0.02; done
 	"$GELI" attach -j "$T/pass" "$K" 2>>"$T/k.err" || break
 done
 wait "$pid"

@@ -723,7 +723,8 @@ ublk_owner(uint32_t id, uint32_t *uid, uint32_t *gid)
 
 	if ((error = ctl_open(&c, why, sizeof(why))) != 0)
 		return error;
-	error = c.encoded ? dev_info(&c, id, &info) : -EOPNOTSUPP;
+	/* (a kernel without GET_FEATURES makes no ordinary user's device) */
+	error = dev_info(&c, id, &info);
 	ctl_close(&c);
 	if (error != 0)
 		return error;

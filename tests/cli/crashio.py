@@ -15,7 +15,8 @@ checked on its own.  Generations start at G and grow by one per write call.
 Before each write the records it carries are appended to LOG.try (the
 writer is not the process that gets killed, so what it wrote there holds).
 The writer stops at the first error (the daemon was killed: EIO, ENOTCONN)
-or after S seconds or a SIGTERM, and prints the next generation it would have used.
+or after S seconds (inf: until told) or a SIGTERM, and prints the next
+generation it would have used.
 FILE is created after the first write (the load is running).
 
 verify: every block LOG names must hold an intact record of that block whose

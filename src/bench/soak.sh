@@ -133,7 +133,8 @@ if [ "$zfs" = 1 ]; then
 		echo "soak zfs: skipped (no zfs-fuse, or one that is not ours runs)"
 	else
 		zfs-fuse --pidfile "$T/zfs.pid" --no-kstat-mount >/dev/null 2>&1
-		for _ in $(seq 50); do zpool list >/dev/null 2>&1 && break; sleep 0.1; done
+		# (up to 60 s, a hang's bound: a loaded machine starts it late)
+		for _ in $(seq 600); do zpool list >/dev/null 2>&1 && break; sleep 0.1; done
 		zpid=$(cat "$T/zfs.pid")
 		devs=()
 		for i in 1 2 3; do devs+=("$(attach_one "$T/z$i" 320)"); done
@@ -143,7 +144,8 @@ if [ "$zfs" = 1 ]; then
 			failed=1
 		report "zfs raidz" "$T/zfs.json"
 		zpool scrub soak
-		for _ in $(seq 600); do
+		# (up to 300 s, a hang's bound)
+		for _ in $(seq 3000); do
 			zpool status soak | grep -q 'scrub completed' && break
 			sleep 0.1
 		done

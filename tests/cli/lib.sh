@@ -82,13 +82,6 @@ vg_report() {
 		-e 'This could cause spurious value errors' \
 		-e 'README_MISSING_SYSCALL_OR_IOCTL' -e '^==[0-9]*== *$' "$1"
 }
-# Seconds a test lets a load run while it acts on it: ten times longer
-# under valgrind, whose geli starts take a second each.
-vg_secs() {
-	local k=1
-	[ -z "${GELI_VALGRIND:-}" ] || k=10
-	echo $(($1 * k))
-}
 valgrind_verdict() {
 	[ -n "${GELI_VALGRIND:-}" ] || return 0
 	local runs=0 bad=() f
@@ -270,11 +263,11 @@ zdev() { local n; for n; do echo "$ZDIR/$n.eli"; done; }
 # (the loop devices -L prints, not wanted).
 zfs_attach() { "$GELI" attach $ZATTACH "$@" >/dev/null; }
 
-# zpool_scrubbed POOL: POOL's scrub ended (waits up to 30 s): zfs-fuse
-# says "scrub completed", OpenZFS "scrub repaired".
+# zpool_scrubbed POOL: POOL's scrub ended (waits up to 300 s, a hang's
+# bound): zfs-fuse says "scrub completed", OpenZFS "scrub repaired".
 zpool_scrubbed() {
 	local i
-	for i in $(seq 300); do
+	for i in $(seq 3000); do
 		zpool status "$1" 2>/dev/null | grep -qE 'scrub (completed|repaired)' && return 0
 		sleep 0.1
 	done
@@ -287,10 +280,13 @@ attached() { "$GELI" status "$1" >/dev/null 2>&1; }
 # has let go of its files and locks already).
 alive() { [ -e "/proc/$1" ] && [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
 
-# wait_for CMD...: up to 5 s for CMD to succeed.
+# wait_for CMD...: CMD succeeds, asked every 0.1 s.  The bound, 60 s, is a
+# hang's, never a verdict's: a check may wait for an event this way, never
+# that something does not happen (a loaded CI machine, the sanitizers or
+# valgrind make the events late, never absent).
 wait_for() {
 	local i
-	for i in $(seq 50); do "$@" && return 0; sleep 0.1; done
+	for i in $(seq 600); do "$@" && return 0; sleep 0.1; done
 	return 1
 }
 

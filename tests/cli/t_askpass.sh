@@ -35,14 +35,12 @@ on_exit "kill $tpid 2>/dev/null"
 pane() { tmux -L "$SOCK" capture-pane -p -S -200; }
 # questions PROV: how many times the agent has asked for PROV.
 questions() { pane | grep -c "Enter passphrase for $1:" || true; }
-# answer PROV N TEXT: once the agent asks for PROV the Nth time, TEXT typed.
+# asked PROV N: the agent has asked for PROV N times or more.
+asked() { [ "$(questions "$1")" -ge "$2" ]; }
+# answer PROV N TEXT: once the agent asks for PROV the Nth time, TEXT typed
+# (the question awaited: a slow machine makes it late, never absent).
 answer() {
-	local i
-	for i in $(seq 1 250); do
-		[ "$(questions "$1")" -ge "$2" ] && break
-		sleep 0.02
-	done
-	[ "$(questions "$1")" -ge "$2" ] || return 1
+	wait_for asked "$1" "$2" || return 1
 	tmux -L "$SOCK" send-keys "$3" Enter
 }
 # bg_attach PROV [ENV...]: geli attach PROV without a terminal, in the

@@ -57,8 +57,11 @@ check "after attaching again the files read back equal" \
 # A daemon killed with -9 leaves its name, and the next attach takes it
 # over; a name that is not a link of ours is left alone, and attach fails.
 umount "$T/mnt"
-kill -9 "$(cat "$GELI_RUNDIR/disk.img.pid")"
-wait_for fails attached disk.img
+# (gone, not only deaf: its control socket may close before the provider
+# it holds locked)
+kpid=$(cat "$GELI_RUNDIR/disk.img.pid")
+kill -9 "$kpid"
+wait_for fails alive "$kpid"
 check "a daemon killed with -9 leaves its stable name" test -L "$GELI_DEVDIR/disk.img.eli"
 run "$GELI" attach -L -j "$T/pass" "$prov"
 loop2=$(cat "$T/out")
@@ -72,8 +75,9 @@ check "the block device of the killed daemon is gone" wait_for blkdev_gone "$loo
 if [ "$be" = fuse ]; then
 	run "$GELI" attach -L -j "$T/pass" "$prov"
 	loop=$(cat "$T/out")
-	kill -9 "$(cat "$GELI_RUNDIR/disk.img.pid")"
-	wait_for fails attached disk.img
+	kpid=$(cat "$GELI_RUNDIR/disk.img.pid")
+	kill -9 "$kpid"
+	wait_for fails alive "$kpid"
 	truncate -s 1M "$T/other"
 	wait_for losetup "$loop" "$T/other"
 	run "$GELI" attach -L -j "$T/pass" "$prov"
@@ -205,7 +209,15 @@ if command -v strace >/dev/null; then
 	pid=$(cat "$GELI_RUNDIR/disk.img.pid")
 	strace -f -qq -e trace=fsync,fdatasync -p "$pid" -o "$T/strace.log" &
 	tracer=$!
-	sleep 1
+	# Every thread of the daemon traced (strace, -qq, says nothing when
+	# it has attached; a slow machine makes that late, never absent).
+	traced() {
+		local s
+		for s in /proc/"$pid"/task/*/status; do
+			grep -q '^TracerPid:[[:space:]]*[1-9]' "$s" 2>/dev/null || return 1
+		done
+	}
+	wait_for traced
 	dd if=/dev/urandom of="$eli" bs=4096 count=2 conv=notrunc status=none
 	sleep 0.5
 	nosync=$(grep -c "fsync(" "$T/strace.log")

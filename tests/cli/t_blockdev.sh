@@ -45,15 +45,22 @@ if [ -c /dev/fuse ] && command -v flock >/dev/null; then
 	"$GELI" init -B none -i 10 -J "$T/pass" "$dev" >/dev/null
 	# hold DEV SECONDS: a shared lock on DEV in a process of its own ($!).
 	hold() { (exec 9<"$1" && flock -s 9 && exec sleep "$2") & }
+	# locked DEV: somebody holds a lock on DEV (a lock of ours, had at once,
+	# is let go at once).
+	locked() { fails flock -n -x "$1" true; }
+	# (One second from when it has the lock: attach tries for 3 s at least,
+	# longer on a slow machine, so it outlasts it.)
 	hold "$dev" 1
-	sleep 0.3
+	wait_for locked "$dev"
 	expect_ok "attach waits out a shared lock held for a moment (udev probing the disk)" \
 		"$GELI" attach -j "$T/pass" "$dev"
 	wait
 	"$GELI" detach "$(basename "$dev")"
-	hold "$dev" 8
+	# (Held until the test lets go: one that ended by a timer could end
+	# while a slow attach still tried.)
+	hold "$dev" inf
 	holder=$!
-	sleep 0.3
+	wait_for locked "$dev"
 	expect_err "... and is refused by one that stays" \
 		"geli: Cannot open $dev: Operation not permitted."$'\n'"geli: There was an error with at least one provider." \
 		-- "$GELI" attach -j "$T/pass" "$dev"

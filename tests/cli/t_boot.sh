@@ -173,16 +173,19 @@ on_exit "python3 -c 'import ctypes,sys; c=ctypes.CDLL(None); i=c.syscall(250, 10
 printf 'geli_devices="%s"\ngeli_tries=2\n' "$T/p.img" >"$GELI_BOOT_CONF"
 printf 'wrong\nboot passphrase\n' >"$T/answers"
 agent() {
-	local q s n=0
+	local q s n=0 answered=' '
 	while [ -e "$T/answers" ]; do
 		for q in /run/systemd/ask-password/ask.*; do
 			grep -q "^Id=geli:$T/p.img$" "$q" 2>/dev/null || continue
+			# (each question once: its file stays until the asker has
+			# the answer, which a slow machine makes late)
+			case $answered in *" $q "*) continue ;; esac
+			answered="$answered$q "
 			s=$(sed -n 's/^Socket=//p' "$q")
 			n=$((n + 1))
 			sed -n "${n}p" "$T/answers" | tr -d '\n' |
 				/lib/systemd/systemd-reply-password 1 "$s"
 			echo "$n" >"$T/asked"
-			sleep 0.5
 		done
 		sleep 0.1
 	done

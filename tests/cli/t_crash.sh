@@ -34,14 +34,17 @@ crash_cycles() {
 		gen=$((gen + 1000000))
 		pid=$(cat "$GELI_RUNDIR/c.img.pid")
 		rm -f "$T/ready"
-		timeout 20 python3 "$CRASHIO" write "$eli" "$log" --gen $gen --mode "$mode" \
-			--bs "$bs" --blocks 512 --seconds 10 --seed $((RANDOM)) --ready "$T/ready" \
+		# The writer goes on until its daemon dies (its first error), however
+		# slow the machine; 120 s is a hang's bound, never the load's length.
+		timeout 120 python3 "$CRASHIO" write "$eli" "$log" --gen $gen --mode "$mode" \
+			--bs "$bs" --blocks 512 --seconds inf --seed $((RANDOM)) --ready "$T/ready" \
 			>/dev/null 2>"$T/w.err" &
 		wpid=$!
 		# A random moment: 0 to 300 ms into the load.
 		wait_for test -e "$T/ready"
 		sleep "0.$(printf '%03d' $((RANDOM % 300)))"
-		kill -9 "$pid" && kills=$((kills + 1))
+		# (no daemon to kill: the writer is told to stop instead)
+		if kill -9 "$pid"; then kills=$((kills + 1)); else kill "$wpid"; fi
 		wait "$wpid"
 		[ $? = 124 ] && { hung=$((hung + 1)); echo "cycle $i: the writer hung" | diag; }
 		if ! "$GELI" attach -j "$T/pass" "$prov" 2>"$T/a.err"; then
@@ -177,22 +180,21 @@ act_aconfigure() { "$GELI" configure -b -R "$prov"; }
 old_aconfigure() { old_configure; }
 new_aconfigure() { new_configure; }
 
-# AUTORESIZE: the daemon notices the growth within a second.
+# AUTORESIZE: the daemon notices the growth within a second (on a loaded
+# machine later: waited for until it has resized or died).
 prep_aresize() { fresh; attach_m; }
+resized_or_dead() { ! alive "$1" || grep -q "size changed" "$GELI_RUNDIR/m.img.log" 2>/dev/null; }
 act_aresize() {
-	local i
 	truncate -s 8M "$prov"
-	for i in $(seq 40); do
-		alive "$1" || return 0
-		grep -q "size changed" "$GELI_RUNDIR/m.img.log" 2>/dev/null && return 0
-		sleep 0.1
-	done
+	wait_for resized_or_dead "$1"
 }
 old_aresize() { old_resize; }
 new_aresize() { new_resize; }
 
 # (alive, lib.sh: a killed daemon may stay a zombie a while, nobody's
 # child here)
+# held_by PID STRACE: STRACE traces PID, or has ended (it could not).
+held_by() { [ "$(awk '/^TracerPid/ { print $2 }' "/proc/$1/status" 2>/dev/null)" = "$2" ] || ! alive "$2"; }
 # traced VERB SYSCALL N: VERB with a SIGKILL at the entry of its Nth
 # SYSCALL (N=0: none); the writes and flushes it made are listed in $T/st.
 traced() {
@@ -204,21 +206,21 @@ traced() {
 		return 0
 	fi
 	pid=$(cat "$GELI_RUNDIR/m.img.pid")
-	rm -f "$GELI_RUNDIR/m.img.log"
+	# (emptied, not removed: the daemon holds it open and writes on)
+	: >"$GELI_RUNDIR/m.img.log"
 	strace -qq -o "$T/st" -p "$pid" -e trace=pwrite64,fsync,fdatasync "${inj[@]}" 2>/dev/null &
 	spid=$!
-	for i in $(seq 100); do
-		[ "$(awk '/^TracerPid/ { print $2 }' "/proc/$pid/status" 2>/dev/null)" = "$spid" ] && break
-		sleep 0.05
-	done
+	# Until strace holds it (or gave up): an act before would go untraced.
+	wait_for held_by "$pid" "$spid"
 	"act_$verb" "$pid" >/dev/null 2>&1
 	# The daemon dies at the Nth call; one that made fewer lives on.
 	[ "$nth" -gt 0 ] && for i in $(seq 30); do alive "$pid" || break; sleep 0.1; done
 	kill "$spid" 2>/dev/null
 	wait "$spid" 2>/dev/null
-	# The checks want the provider free of its daemon.
+	# The checks want the provider free of its daemon (killed or detached:
+	# it ends, and the next attach of m.img must not meet it).
 	alive "$pid" && "$GELI" detach -f m.img >/dev/null 2>&1
-	for i in $(seq 50); do alive "$pid" || break; sleep 0.1; done
+	wait_for fails alive "$pid"
 	return 0
 }
 

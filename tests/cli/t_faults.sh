@@ -344,8 +344,9 @@ faults() {
 	dd if="$T/new" of="$eloop" bs=$B count=4 seek=16 oflag=direct status=none
 	check "[$mode] loop provider: ... and writes land" cmp -s <(dd if="$eloop" bs=$B skip=16 count=4 iflag=direct status=none) <(head -c $((4 * B)) "$T/new")
 	expect_ok "[$mode] loop provider: detach" "$GELI" detach "$lname"
-	check "[$mode] loop provider: then the provider's loop device is gone" wait_for test -z "$(losetup -j "$T/lp.img")"
-	check "[$mode] loop provider: and the -L loop device" fails test -e "/sys/block/$(basename "$eloop")/loop/backing_file"
+	# (asked anew each time: cleared once the daemon and udev let go)
+	check "[$mode] loop provider: then the provider's loop device is gone" wait_for eval 'test -z "$(losetup -j "$T/lp.img")"'
+	check "[$mode] loop provider: and the -L loop device" wait_for fails test -e "/sys/block/$(basename "$eloop")/loop/backing_file"
 }
 
 backend=fuse dio=
@@ -389,7 +390,7 @@ truncate -s 1M "$T/other.img"
 if losetup "$eloop" "$T/other.img" 2>/dev/null; then
 	on_exit "drop_loop $eloop $T/other.img"
 	expect_ok "-L device deleted: detach" "$GELI" detach "$name"
-	check "-L device deleted: the daemon is gone" wait_for fails kill -0 "$pid"
+	check "-L device deleted: the daemon is gone" wait_for fails alive "$pid"
 	check "-L device deleted: detach leaves the loop device now on that number alone" \
 		test "$(cat "/sys/block/$(basename "$eloop")/loop/backing_file" 2>/dev/null)" = "$T/other.img"
 	drop_loop "$eloop" "$T/other.img"
@@ -410,9 +411,9 @@ umount -l "$GELI_RUNDIR/$name.eli"
 check ".eli unmounted under -L: the loop device still reads" \
 	dd if="$eloop" of=/dev/null bs=4096 count=16 status=none
 expect_ok ".eli unmounted under -L: detach" "$GELI" detach "$name"
-check ".eli unmounted under -L: the daemon is gone" wait_for fails kill -0 "$pid"
+check ".eli unmounted under -L: the daemon is gone" wait_for fails alive "$pid"
 check ".eli unmounted under -L: and the loop device with it" \
-	fails test -e "/sys/block/$(basename "$eloop")/loop/backing_file"
+	wait_for fails test -e "/sys/block/$(basename "$eloop")/loop/backing_file"
 
 
 # ---- Through ublk, with direct I/O ---------------------------------------------

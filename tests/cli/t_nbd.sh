@@ -34,7 +34,8 @@ passfile "$T/wrong" "not it"
 
 # serve PROV [nbdkit options...] -- [filter/plugin parameters...]: nbdkit
 # in the background on $SOCK (or the -p given), $srv its PID; 0 once it
-# answers, 1 if it stopped first (its stderr in $T/srv.err).
+# answers, 1 if it stopped first (its stderr in $T/srv.err).  It is given
+# 60 s to answer: a hang's bound, not a verdict's.
 srv=
 serve() {
 	local prov=$1 opts=() params=(); shift
@@ -49,7 +50,7 @@ serve() {
 	nbdkit -f "${opts[@]}" --filter="$F" file file="$prov" "${params[@]}" \
 		</dev/null >/dev/null 2>"$T/srv.err" &
 	srv=$!
-	for _ in $(seq 1 200); do
+	for _ in $(seq 1 1200); do
 		if ! kill -0 "$srv" 2>/dev/null; then wait "$srv"; srv=; return 1; fi
 		if nbdinfo --size "${SRV_URI:-$URI}" >/dev/null 2>&1; then return 0; fi
 		sleep 0.05
@@ -110,7 +111,8 @@ check "nbdkit --run (a forked server) opens it" bash -c \
 rm -f "$SOCK" "$T/nbdkit.pid"
 nbdkit -P "$T/nbdkit.pid" -U "$SOCK" --filter="$F" file file="$T/p" \
 	password=+"$T/pass" </dev/null >/dev/null 2>&1
-for _ in $(seq 1 100); do [ -s "$T/nbdkit.pid" ] && nbdinfo --size "$URI" >/dev/null 2>&1 && break; sleep 0.05; done
+# (up to 60 s: a hang's bound)
+for _ in $(seq 1 1200); do [ -s "$T/nbdkit.pid" ] && nbdinfo --size "$URI" >/dev/null 2>&1 && break; sleep 0.05; done
 check "nbdkit in the background (forked, -P pidfile) serves it" \
 	test "$(nbdinfo --size "$URI" 2>/dev/null)" = $(( (16 << 20) - 4096 ))
 [ -s "$T/nbdkit.pid" ] && kill "$(cat "$T/nbdkit.pid")"
@@ -371,7 +373,8 @@ LIST
 GS=$T/gs.sock
 "$GELI" serve -j "$T/pass" -U "$GS" "$T/p" </dev/null >/dev/null 2>"$T/gs.err" &
 gs=$!
-for _ in $(seq 1 200); do
+# (up to 60 s: a hang's bound)
+for _ in $(seq 1 1200); do
 	nbdinfo --size "nbd+unix:///?socket=$GS" >/dev/null 2>&1 && break
 	kill -0 $gs 2>/dev/null || break
 	sleep 0.05

@@ -16,12 +16,20 @@ passfile "$T/pass" "power loss"
 mkdir -p "$T/states"
 
 # trace PID: record the daemon's provider writes and fsyncs into $T/trace.
+# It returns once strace holds every thread of PID (or has given up):
+# a write before would be missing from the trace.
+traced_by() {
+	local f
+	for f in /proc/"$1"/task/*/status; do
+		[ "$(awk '/^TracerPid/ { print $2 }' "$f" 2>/dev/null)" = "$2" ] || return 1
+	done
+}
 trace_start() {
 	strace -f -qq -xx -s 2000000 -e trace=pwrite64,fsync,fdatasync \
 		-o "$T/trace" -p "$1" 2>/dev/null &
 	st=$!
 	on_exit "kill $st 2>/dev/null"
-	sleep 0.5
+	wait_for eval "traced_by $1 $st || ! alive $st"
 }
 trace_stop() { sleep 0.3; kill "$st"; wait "$st" 2>/dev/null; }
 

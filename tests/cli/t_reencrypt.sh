@@ -204,16 +204,15 @@ fi
 W=$(mktemp -d /dev/shm/geli-test.reencrypt.XXXXXX)
 on_exit "rm -rf '$W'"
 export GELI_STATE_DIR=$W/state
-# interrupt PROV CMD...: CMD in the background, SIGINT once PROV is marked;
-# its status in $rc, its stderr in $T/int.err.
+# interrupt PROV CMD...: CMD in the background, SIGINT once PROV is marked
+# (however long its start takes); its status in $rc, its stderr in
+# $T/int.err.
+marked() { "$GELI" dump "$1" 2>/dev/null | grep -q 'being converted'; }
 interrupt() {
-	local prov=$1 pid i; shift
+	local prov=$1 pid; shift
 	"$@" 2>"$T/int.err" &
 	pid=$!
-	for i in $(seq 1 200); do
-		"$GELI" dump "$prov" 2>/dev/null | grep -q 'being converted' && break
-		sleep 0.01
-	done
+	wait_for marked "$prov"
 	kill -INT "$pid"; wait "$pid"; rc=$?
 }
 ext2 "$W/s.img" 64M 60M
@@ -269,13 +268,17 @@ check "resumed: the journal is gone" test ! -e "$J"
 # 12 interruptions; 4 in a sanitized build (the plain pass has the 12).
 seen=0 stops=0 rounds="1 2 3 4 5 6" least=3
 [ -n "${GELI_SANITIZED:-}" ] && rounds="1 2" least=1
+progressed() { "$GELI" dump "$W/s.img" 2>/dev/null | grep -Eq "progress: .*, [1-9][0-9]* of"; }
 for i in $rounds; do
 	for mode in "-D -j $T/pass" "-E -J $T/pass -i 1000"; do
 		"$GELI" reencrypt $mode -z 16384 $Z "$W/s.img" 2>/dev/null &
 		pid=$!
 		sleep "0.$((RANDOM % 4))$((RANDOM % 10))"
+		# Not before its first hotzone is done (or it ended): a start that
+		# a loaded machine makes longer than the delay must not lose the stop.
+		wait_for eval '! alive "$pid" || progressed'
 		kill -INT "$pid" 2>/dev/null; wait "$pid"
-		if "$GELI" dump "$W/s.img" 2>/dev/null | grep -Eq "progress: .*, [1-9][0-9]* of"; then
+		if progressed; then
 			stops=$((stops + 1))
 			blkid -p "$W/s.img" 2>/dev/null | grep -q 'TYPE=' && seen=$((seen + 1))
 		fi

@@ -22,6 +22,7 @@ on_exit "rm -rf '$W'"
 export GELI_STATE_DIR=$W/state
 journals() { ls "$W"/state/reencrypt/*.journal 2>/dev/null | wc -l; }
 state_of() { "$GELI" status -s "$1" 2>/dev/null | sed 's/^ *[^ ]*  *//; s/  *[^ ]*$//'; }
+converting() { case "$(state_of "$1")" in *converting*) return 0 ;; esac; return 1; }
 
 # ---- fio throughout ---------------------------------------------------------
 # fio_loop FILE: fio runs one after the other on FILE until $T/stop exists,
@@ -50,7 +51,9 @@ online_with_fio() {
 	rm -f "$T/stop" "$T/fio.log"
 	fio_loop "$GELI_RUNDIR/$(basename "$prov").eli" &
 	pid=$!
-	sleep 0.5
+	# (the loop's first run begun: the command runs beside fio, however
+	# late the loop starts on a loaded machine)
+	wait_for test -e "$T/fio.log"
 	run "$@"
 	touch "$T/stop"
 	wait "$pid"
@@ -107,10 +110,7 @@ head -c $((48 * 1048576 - 512)) /dev/urandom >"$T/data"
 dd if="$T/data" of="$GELI_RUNDIR/b.img.eli" bs=1M conv=fsync status=none
 "$GELI" reencrypt -j "$T/pass" -e aes-xts -z 4096 $Z "$P" 2>"$T/int.err" &
 pid=$!
-for i in $(seq 1 300); do
-	case "$(state_of b.img)" in *converting*) break ;; esac
-	sleep 0.01
-done
+wait_for converting b.img
 kill -INT "$pid"; wait "$pid"; rc=$?
 check "SIGINT of the command pauses it: status 1, and how to go on" \
 	eval 'test $rc = 1 && grep -q "^geli: Conversion of $P paused at [0-9.]*%: run .geli reencrypt $P. again to go on.$" "$T/int.err"'
@@ -146,15 +146,6 @@ check "attached again (same passphrase): AES-XTS, every byte as written" \
 "$GELI" detach b.img
 
 # ---- kill -9 of the daemon, EIO on the provider -------------------------------------
-# wait_converting NAME: until NAME's conversion runs (3 s at most).
-wait_converting() {
-	local i
-	for i in $(seq 1 300); do
-		case "$(state_of "$1")" in *converting*) return 0 ;; esac
-		sleep 0.01
-	done
-	return 1
-}
 K=$W/k.img
 mkprov "$K" 32M
 "$GELI" init $Z -s 4096 -i 1000 -J "$T/pass" "$K" 2>/dev/null
@@ -164,22 +155,27 @@ dd if="$T/kdata" of="$GELI_RUNDIR/k.img.eli" bs=1M conv=fsync status=none
 "$GELI" reencrypt -j "$T/pass" -z 4096 $Z "$K" 2>/dev/null &
 pid=$!
 kills=0
-for i in 1 2 3 4 5; do
-	wait_converting k.img || break
-	sleep "0.0$((RANDOM % 10))"
-	dpid=$(cat "$GELI_RUNDIR/k.img.pid")
-	kill -9 "$dpid" && kills=$((kills + 1))
-	# (gone, not only deaf: its control socket may close before the
-	# provider it holds locked)
-	for j in $(seq 1 250); do alive "$dpid" || break; sleep 0.02; done
-	"$GELI" attach -j "$T/pass" "$K" 2>>"$T/k.err" || break
-done
-wait "$pid"
 # The last attach went on with it (or found it ended): its end, by itself.
 ended() {
 	[ "$(state_of k.img)" = "ACTIVE, converted" ] || { [ "$(state_of k.img)" = ACTIVE ] &&
 	    [ "$(dumpfield "$K" version)" = 7 ]; }
 }
+again=0
+for i in 1 2 3 4 5; do
+	# (until it runs: the command's start, or the attach before, unless
+	# that found it ended; a fresh provider looks ended before it starts)
+	wait_for eval 'converting k.img || { [ "$again" = 1 ] && ended; }'
+	converting k.img || break
+	sleep "0.0$((RANDOM % 10))"
+	dpid=$(cat "$GELI_RUNDIR/k.img.pid")
+	kill -9 "$dpid" && kills=$((kills + 1))
+	# (gone, not only deaf: its control socket may close before the
+	# provider it holds locked)
+	wait_for fails alive "$dpid"
+	"$GELI" attach -j "$T/pass" "$K" 2>>"$T/k.err" || break
+	again=1
+done
+wait "$pid"
 for i in $(seq 1 600); do
 	ended && break
 	sleep 0.1
@@ -221,10 +217,7 @@ fi
 "$GELI" attach -j "$T/pass" "$P"
 "$GELI" reencrypt -j "$T/pass" -D -z 4096 $Z "$P" 2>/dev/null &
 pid=$!
-for i in $(seq 1 300); do
-	case "$(state_of b.img)" in *converting*) break ;; esac
-	sleep 0.01
-done
+wait_for converting b.img
 kill -INT "$pid"; wait "$pid"
 J=$(ls "$W"/state/reencrypt/*.journal)
 "$GELI" detach b.img

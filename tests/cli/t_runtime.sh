@@ -90,7 +90,9 @@ expect_ok "it attaches again at the new size" "$GELI" attach -j "$T/pass" "$prov
 check "... with the data" cmp -s <(head -c 2097152 "$eli") "$T/keep"
 "$GELI" configure -R "$prov"
 truncate -s 20M "$prov"
-sleep 2
+# The daemon's word that it saw the growth (it looks every little while),
+# awaited; then the size it left alone.
+wait_for grep -q "Autoresize is turned off, old size: 16777216." "$GELI_RUNDIR/p.img.log"
 check "AUTORESIZE off: the size stays" test "$(stat -c %s "$eli")" = $((16 * 1048576 - 512))
 check "... and the log says so" grep -q "Autoresize is turned off, old size: 16777216." "$GELI_RUNDIR/p.img.log"
 "$GELI" detach "$prov"
@@ -116,7 +118,9 @@ expect_ok "detach of three" "$GELI" detach m1.img m2.img "$T/m3.img"
 "$GELI" attach -j "$T/pass" "$T/m1.img"
 pid=$(cat "$GELI_RUNDIR/m1.img.pid")
 kill -9 "$pid"
-sleep 0.3
+# (gone, not only deaf: its control socket may close before the provider
+# it holds locked)
+wait_for fails alive "$pid"
 expect_ok "attach after a daemon died" "$GELI" attach -j "$T/pass" "$T/m1.img"
 "$GELI" detach m1.img
 

@@ -140,6 +140,9 @@ geli init -B none -P -K "$T/kf" "$T/d" >/dev/null
 expect_ok "attach by a process without CAP_SYS_PTRACE" "${noptrace[@]}" "$GELI" attach -p -k "$T/kf" "$T/d"
 "${noptrace[@]}" sleep 60 </dev/null >/dev/null 2>&1 &
 ctl=$!
+# (probed once it is sleep: before, it may still be this shell's fork, with
+# CAP_SYS_PTRACE, for as long as a slow machine makes it)
+wait_for grep -qx sleep "/proc/$ctl/comm"
 check "the probe opens a dumpable process's /proc/PID/mem (the probe works)" opens_mem "$ctl"
 kill "$ctl"
 check "the daemon is not dumpable: the probe cannot open its /proc/PID/mem" \

@@ -175,7 +175,9 @@ main(void)
 	tap_ok(fstat(fd, &st) == 0 && st.st_size == SIZE / 2,
 	    "a size change shows at once (%jd)", (intmax_t)st.st_size);
 	close(fd);
-	usleep(100000);	/* release is asynchronous */
+	/* Release is asynchronous: awaited (60 s, a hang's bound). */
+	for (int i = 0; i < 60000 && (m.opens != 0 || m.wopens != 0); i++)
+		usleep(1000);
 	tap_ok(m.opens == 0 && m.wopens == 0, "the close is counted");
 	fusefile_stop(ff);
 	tap_ok(!mounted(mnt), "stop unmounts");

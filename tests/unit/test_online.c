@@ -37,7 +37,8 @@ struct worker {
 	struct geli_online *o;
 	uint64_t bytes;
 	unsigned id, seed;
-	unsigned ops, bad;
+	atomic_uint ops;
+	unsigned bad;
 	pthread_t t;
 };
 
@@ -82,12 +83,26 @@ worker_main(void *arg)
 		if (geli_online_read(w->o, back, len, off) != (ssize_t)len ||
 		    memcmp(back, model + off, len) != 0)
 			w->bad++;
-		w->ops++;
+		atomic_fetch_add(&w->ops, 1);
 		pthread_rwlock_unlock(&window);
 	}
 	free(buf);
 	free(back);
 	return NULL;
+}
+
+/* Until each of the two workers has made n more requests: the main thread's
+ * steps interleave with their I/O however a loaded machine schedules the
+ * threads (a pause of a fixed length would not). */
+static void
+let_workers_run(struct worker *w, unsigned n)
+{
+	for (unsigned i = 0; i < 2; i++) {
+		unsigned from = atomic_load(&w[i].ops);
+
+		while (atomic_load(&w[i].ops) - from < n)
+			usleep(100);
+	}
 }
 
 /* ---- One conversion -------------------------------------------------------- */
@@ -134,6 +149,7 @@ one(enum geli_reenc_kind kind, uint32_t S)
 	for (unsigned i = 0; i < 2; i++) {
 		w[i] = (struct worker){ .o = o, .bytes = bytes, .id = i,
 		    .seed = (unsigned)rand() };
+		atomic_init(&w[i].ops, 0);
 		pthread_create(&w[i].t, NULL, worker_main, &w[i]);
 	}
 	while ((error = geli_online_step(o)) == 1) {
@@ -153,7 +169,7 @@ one(enum geli_reenc_kind kind, uint32_t S)
 			failed += failed && geli_online_step(o) == 1;
 			pthread_rwlock_unlock(&window);
 		}
-		usleep(300);
+		let_workers_run(w, 1);
 	}
 	tap_ok(failed == 2 && eio == -EIO, "%s: a step that failed on the "
 	    "provider: its chunk's reads are -EIO (%d), the next step goes on",
@@ -161,13 +177,13 @@ one(enum geli_reenc_kind kind, uint32_t S)
 	tap_ok(error == 0 && geli_online_finished(o) && access(journal,
 	    F_OK) != 0, "%s: finished after %d steps, the journal removed",
 	    what, steps);
-	usleep(20000);	/* some I/O after the end too */
+	let_workers_run(w, 2);	/* some I/O after the end too */
 	atomic_store(&stop, true);
 	for (unsigned i = 0; i < 2; i++)
 		pthread_join(w[i].t, NULL);
 	tap_ok(w[0].bad + w[1].bad == 0 && w[0].ops > 50 && w[1].ops > 50,
-	    "%s: %u + %u requests beside it, all right", what, w[0].ops,
-	    w[1].ops);
+	    "%s: %u + %u requests beside it, all right", what,
+	    atomic_load(&w[0].ops), atomic_load(&w[1].ops));
 	buf = malloc(bytes);
 	tap_ok(geli_online_read(o, buf, bytes, 0) == (ssize_t)bytes &&
 	    memcmp(buf, model, bytes) == 0, "%s: everything reads back", what);

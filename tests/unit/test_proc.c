@@ -9,6 +9,20 @@
 #include "proc.h"
 #include "tap.h"
 
+/* Until pid is in state c (60 s, a hang's bound: a loaded machine
+ * schedules the child late, never not at all). */
+static void
+until_state(pid_t pid, char c)
+{
+	struct proc_stat st;
+
+	for (int i = 0; i < 60000; i++) {
+		if (proc_stat_read(pid, &st) && st.state == c)
+			return;
+		usleep(1000);
+	}
+}
+
 int
 main(void)
 {
@@ -42,11 +56,11 @@ main(void)
 		pause();
 		_exit(0);
 	}
-	usleep(50000);
+	until_state(pid, 'S');
 	tap_ok(proc_stat_read(pid, &st) && st.state == 'S',
 	    "a child in pause(): S (%c)", st.state);
 	kill(pid, SIGKILL);
-	usleep(50000);
+	until_state(pid, 'Z');
 	tap_ok(proc_stat_read(pid, &st) && st.state == 'Z',
 	    "killed and not reaped: a zombie (%c)", st.state);
 	waitpid(pid, NULL, 0);
@@ -65,7 +79,6 @@ main(void)
 		_exit(0);
 	}
 	close(fd);
-	usleep(50000);
 	tap_ok(proc_holds_open(&f), "a child holds it: held");
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);

@@ -21,7 +21,11 @@ put_files /tank 4
 		echo "$(md5sum <"/tank/w$i" | cut -d' ' -f1)  w$i" >>"$T/wsums"
   done ) &
 wpid=$!
-sleep 3
+# written: how many files the writer has synced.  The kill comes once it
+# has synced one, however slow the machine.
+written() { cat "$T/wsums" 2>/dev/null | wc -l; }
+wait_for eval '[ "$(written)" -ge 1 ]'
+nkill=$(written)
 kill -9 "$(cat "$GELI_RUNDIR/b.pid")"
 # (OpenZFS may show the pool ONLINE with the member FAULTED for a while)
 degraded=0
@@ -32,7 +36,8 @@ for i in $(seq 120); do
 done
 check "the pool degrades (or suspends) within 60 s of the kill" test "$degraded" = 1
 zpool status tank | diag
-sleep 3
+# (a file synced since the kill: the pool takes writes while degraded)
+wait_for eval '[ "$(written)" -gt "$nkill" ]'
 touch "$T/stop"
 ended=0
 for i in $(seq 120); do kill -0 "$wpid" 2>/dev/null || { ended=1; break; }; sleep 0.5; done

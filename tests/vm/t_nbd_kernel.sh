@@ -20,11 +20,10 @@ mkprov "$T/pool" 96M
 # then nbd-client connects DEV to it.
 declare -A SRV
 serve() {
-	local i
 	"$GELI" serve -j "$T/pass" -U "$T/$1.sock" "$T/$1" </dev/null >/dev/null 2>"$T/$1.err" &
 	SRV[$1]=$!
 	on_exit "kill ${SRV[$1]} 2>/dev/null"
-	for i in $(seq 100); do [ -S "$T/$1.sock" ] && break; sleep 0.1; done
+	wait_for test -S "$T/$1.sock"
 	nbd-client -unix "$T/$1.sock" "$2" -b 4096 >"$T/$1.nbd" 2>&1
 }
 stop() {

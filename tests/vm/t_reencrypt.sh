@@ -23,7 +23,8 @@ fio_round() {
   while [ ! -e "$T/stop" ]; do fio_round || bad=$((bad + 1)); runs=$((runs + 1)); done
   echo "$runs $bad" >"$T/fio.result" ) &
 fpid=$!
-sleep 2
+# (fio's first round begun, however late on a loaded machine)
+wait_for test -e "$T/fio.log"
 run "$GELI" reencrypt -p -k "$T/key" -P -K "$T/key2" -e aes-xts -l 256 -z 1048576 "$T/b"
 touch "$T/stop"
 wait "$fpid"

@@ -132,15 +132,19 @@ check "onetime: a ublk device" test "$rc" = 0 -a "$(backend_of o)" = ublk
 "$GELI" detach o
 
 # kill -9 under load: I/O fails, nothing hangs; attach again, the dead
-# daemon's device deleted.
+# daemon's device deleted.  The writer goes over the device again and
+# again until the kill stops it (an hour is a hang's bound, never the
+# load's length); the kill comes once its first writes are done.
 "$GELI" attach -p -k "$T/key" "$T/a"
 ad=$(ublkdev a)
-dd if=/dev/zero of="$ad" bs=1M count=60 oflag=direct status=none 2>"$T/dd.err" &
+fio --name=w --filename="$ad" --rw=write --bs=1M --direct=1 --ioengine=psync \
+	--time_based --runtime=3600 --eta=never >"$T/dd.err" 2>&1 &
 w=$!
-sleep 0.5
+# (the sectors the device has written, its stat's 7th field)
+wait_for bash -c '[ "$(awk "{ print \$7 }" "/sys/block/${0#/dev/}/stat")" -gt 0 ]' "$ad"
 kill -9 "$(cat "$GELI_RUNDIR/a.pid")"
-check "kill -9 under writes: the writer ends with an I/O error" \
-	bash -c "wait_pid() { for i in \$(seq 300); do kill -0 $w 2>/dev/null || return 0; sleep 0.1; done; return 1; }; wait_pid"
+check "kill -9 under writes: the writer ends with an I/O error" wait_for fails alive "$w"
+alive "$w" && kill "$w"
 wait $w
 check "... (EIO)" grep -q "Input/output error" "$T/dd.err"
 check "... the block device is gone" wait_for test ! -e "$ad"
@@ -234,14 +238,20 @@ check "... the kernel opens it for its owner alone (even at 0666)" \
 urun ./geli detach u.img
 check "detach: the device goes" test "$rc" = 0 -a "$(ublk_devs)" = "$n0"
 as_user ./geli attach -p -k key u.img
+ud=$(readlink "$UD/run/u.img.eli")
 kill -9 "$(cat "$UD/run/u.img.pid")"
+# (dead, and its device stopped, as the kernel does once it finds the
+# daemon gone: a loaded machine takes its time)
+wait_for test ! -e "$ud"
 rm -f "$UD/run/u.img".*
 urun ./geli attach -p -k key u.img
 check "killed with -9, attached again: their dead daemon's device deleted" \
 	test "$rc" = 0 -a "$(ublk_devs)" = $((n0 + 1))
 check "... and the data is there" \
 	runuser -u "$U" -- cmp -s -n 8388608 "$(readlink "$UD/run/u.img.eli")" "$UD/data"
+ud=$(readlink "$UD/run/u.img.eli")
 kill -9 "$(cat "$UD/run/u.img.pid")"
+wait_for test ! -e "$ud"
 rm -f "$UD/run/u.img".*
 "$GELI" attach -p -k "$T/key" "$T/a"
 check "root's attach deletes a user's dead daemon's device too" test "$(ublk_devs)" = $((n0 + 1))

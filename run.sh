@@ -125,15 +125,19 @@ add_counts() {
 		echo "$1: $((f - named)) failure(s) that name no check (log: $2)" >>"$failed_list"
 }
 
-# cpu_seconds: the CPU seconds (user and system) of this shell's children
-# that have ended, so far.
-cpu_seconds() {
-	times | tail -n 1 | awk '{ n = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); n += a[1] * 60 + a[2] }
-		printf "%d\n", n }'
+# spent LABEL SECONDS: a line for the record: LABEL took SECONDS, and the
+# processes this shell has waited for took so many CPU seconds (user and
+# system; docs/testing.md has the run's lanes so measured).  (times runs in
+# this shell: in a command substitution it would count a subshell's.)
+spent() {
+	local t
+	t=$(mktemp)
+	times >"$t"
+	echo "== $1: $2 s, $(tail -n 1 "$t" | awk '{ n = 0
+		for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); n += a[1] * 60 + a[2] }
+		printf "%d", n }') CPU s"
+	rm -f "$t"
 }
-# spent LABEL SECONDS CPU: a line for the record: LABEL took SECONDS and its
-# processes CPU seconds (docs/testing.md has the run's lanes so measured).
-spent() { echo "== $1: $2 s, $3 CPU s"; }
 
 # The guest lane runs before the host's lanes on the CPUs: it is the run's
 # critical path, and a guest's virtual CPUs made to wait for the host's
@@ -188,7 +192,7 @@ side_lane() {
 	fi
 	GELI_SUITE_SIDE=1 GELI_VALGRIND=1 GELI_SUITE_TAG=valgrind \
 		tests/run-suite build "${VALGRIND_PASS[@]}" >build/suite-valgrind.log 2>&1 || true
-	spent "the side lane" $((SECONDS - start)) "$(cpu_seconds)" >"$marks/side.spent"
+	spent "the side lane" $((SECONDS - start)) >"$marks/side.spent"
 }
 
 # The guest lane (tests/vm/lane, docs/testing.md): the cache's kernels made
@@ -208,7 +212,7 @@ vm_lane() {
 	prep=$!
 	GELI_SUITE_SIDE=1 GELI_SUITE_TAG=vm boosted tests/run-suite --vm build >build/vm-suite.log 2>&1
 	wait "$prep"
-	spent "the guest lane" $((SECONDS - start)) "$(cpu_seconds)" >build/vm-lane.spent
+	spent "the guest lane" $((SECONDS - start)) >build/vm-lane.spent
 	cat build/vm-prepare.log build/vm-suite.log
 }
 
@@ -230,7 +234,7 @@ run_tests() {
 	side=$!
 	echo "== tests in build (beside them: the sanitized and fuzzing builds, the fuzzers)"
 	nice -n "$HOST_NICE" tests/run-suite -j 2 build | tee build/suite.log || true
-	spent "the plain pass" $((SECONDS - start)) "$(cpu_seconds)"
+	spent "the plain pass" $((SECONDS - start))
 	add_counts plain build/suite.log build/test-logs/failed-checks
 	while [ ! -e "$marks/asan" ] && [ ! -e "$marks/asan-failed" ]; do sleep 1; done
 	echo "== tests in build-asan (beside them: the OpenSSL and valgrind passes)"
@@ -246,7 +250,7 @@ run_tests() {
 		cat "$marks/asan.log" | tee "$log"
 	fi
 	add_counts sanitized "$log" build-asan/test-logs/failed-checks
-	spent "the plain and sanitized passes" $((SECONDS - start)) "$(cpu_seconds)"
+	spent "the plain and sanitized passes" $((SECONDS - start))
 	wait "$side" || true
 	cat "$marks/side.spent" 2>/dev/null
 	echo "== fuzzers in build-fuzz"

@@ -5,11 +5,12 @@
 # in a sanitized build and in the guest lane);
 # after each re-attach every record acknowledged by fsync reads back intact
 # (crashio.py keeps the log of acknowledged records outside the volume).
-# Then every metadata-changing verb (setkey, delkey, configure, resize,
-# restore, init -B; setkey, delkey, configure and AUTORESIZE of an attached
-# provider in its daemon) is killed by strace at each of its writes, before
-# and after the write: the provider keeps the old metadata or has the new,
-# never neither, and the keys of that state open it.
+# Then (on the host: no part of it is the kernel's) every metadata-changing
+# verb (setkey, delkey, configure, resize, restore, init -B; setkey, delkey,
+# configure and AUTORESIZE of an attached provider in its daemon) is killed
+# by strace at each of its writes, before and after the write: the provider
+# keeps the old metadata or has the new, never neither, and the keys of that
+# state open it.
 . "$(dirname "$0")/lib.sh"
 need_fuse || { done_testing; exit; }
 CRASHIO=$(dirname "$0")/crashio.py
@@ -70,7 +71,7 @@ start=$SECONDS
 # way, and in the guest lane's, which is for the ublk device's part (the
 # plain pass has the 50).
 K1=17 K2=17 K3=16 KALL=50
-if [ -n "${GELI_SANITIZED:-}" ] || [ "$(hostname)" = geli-vm ]; then
+if [ -n "${GELI_SANITIZED:-}" ] || in_guest; then
 	K1=4 K2=4 K3=4 KALL=12
 fi
 # Without integrity a block is one GELI sector, written to the provider in
@@ -107,6 +108,12 @@ start=$SECONDS
 
 if ! command -v strace >/dev/null; then
 	skip "strace not installed"
+	done_testing
+	exit
+fi
+# (the daemon's metadata writes go to the provider whatever serves the .eli)
+if in_guest; then
+	skip "metadata verbs killed at their writes: the host's passes prove them"
 	done_testing
 	exit
 fi

@@ -167,6 +167,12 @@ sums_ok() { (cd "$1" && sha256sum -c --quiet "$2") >/dev/null 2>&1; }
 before=$(imgsum)
 
 # ---- list ------------------------------------------------------------------------
+# (list, the keys from elsewhere, the refusals and geli search read disks
+# and databases, which no kernel or ZFS changes: the host's passes prove
+# them, and a guest of the lane skips them)
+if in_guest; then
+	skip "list, keys from elsewhere, refusals, geli search: the host's passes prove them"
+else
 run TN list "$T/keys.tar"
 check "list: status 0" test "$rc" = 0
 check "list: the pools" test "$(grep -E '^(Backup|Pool)' "$T/out")" = \
@@ -188,6 +194,7 @@ check "list of a tar without keys: says so" test "$rc" = 0 -a \
 run TN list -K "$T/tank.rec" "$T/bare.db"
 check "list -K of a bare database: the recovery key opens tank (slot 1)" test \
 	"$(grep -c 'the recovery key opens it (slot 1)' "$T/out")" = 4
+fi
 
 # ---- attach -r, import, files intact, disks unchanged -------------------------------
 strace_ok=0
@@ -266,6 +273,7 @@ fi
 detach_all
 
 # ---- keys from elsewhere: none in the backup, the recovery key, stale names ------------
+if ! in_guest; then
 run TN attach "$T/nokeys.tar" tank
 check "a backup without keys: a clear refusal" test "$rc" = 1 -a "$(cat "$T/err")" = \
 	"geli-truenas: No key for pool tank: $T/nokeys.tar holds none (saved without its encryption keys); give the pool's key file with -k, or its recovery key with -K."
@@ -329,6 +337,7 @@ run "$GELI" search "$T/d6"
 check "search: the 4Kn disk's provider, in 4096-byte sectors" test "$rc" = 0 -a \
 	"$(sed -n 's/^     start: //p' "$T/out")" = "$((start * 4096)) (sector $start of 4096 bytes)" -a \
 	"$(grep -c -- '--sector-size 4096' "$T/out")" = 1
+fi
 # ---- docs/truenas.md, run ---------------------------------------------------------
 DOC=$(cd "$(dirname "$0")/../.." && pwd)/docs/truenas.md
 export PATH="$(dirname "$GELI"):$(dirname "$TRUENAS"):$PATH"

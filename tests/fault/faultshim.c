@@ -21,6 +21,9 @@
  *                            asked (len / 3 + 1 bytes: rarely sector-aligned)
  *   FAULT_EINTR=1            every other call fails with EINTR first
  *   FAULT_FSYNC_EIO=1        fsync and fdatasync fail with EIO
+ *   FAULT_WRITE_DELAY_US=N   every write waits N microseconds first (a slow
+ *                            disk: what writes the file takes at least
+ *                            that long a write, however fast the machine)
  *   FAULT_LOG=FILE           one line per error injected, and one for the
  *                            first short transfer each way, appended
  *
@@ -58,6 +61,7 @@ static struct {
 	bool enospc, short_read, short_write, eintr, fsync_eio;
 	unsigned long long enospc_off;
 	int logfd;
+	unsigned long delay_us;
 } F = { .logfd = -1 };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -120,6 +124,8 @@ init(void)
 	F.short_write = flag("FAULT_SHORT_WRITE");
 	F.eintr = flag("FAULT_EINTR");
 	F.fsync_eio = flag("FAULT_FSYNC_EIO");
+	if (getenv("FAULT_WRITE_DELAY_US") != NULL)
+		F.delay_us = strtoul(getenv("FAULT_WRITE_DELAY_US"), NULL, 0);
 	if (log != NULL)
 		F.logfd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
 		    0644);
@@ -225,6 +231,8 @@ pwrite64(int fd, const void *buf, size_t len, off64_t off)
 
 	if (!target(fd) || len == 0)
 		return real_pwrite(fd, buf, len, off);
+	if (F.delay_us != 0)
+		usleep((useconds_t)F.delay_us);
 	n = plan(true, len, off);
 	return n < 0 ? -1 : real_pwrite(fd, buf, (size_t)n, off);
 }

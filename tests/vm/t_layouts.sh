@@ -4,7 +4,7 @@
 # stable names: four mirrors of two with compression; a raidz of five with
 # 4096-byte sectors across ciphers and key lengths; a raidz2 with a log and
 # a cache.  Each pool: written, scrubbed, exported, found consistent by
-# zdb, every provider detached and attached again in another order (other
+# zdb, its providers detached and attached again in another order (other
 # loop devices), imported by its names alone, read back.
 . "$(dirname "$0")/guest.sh"
 need_zfs || { done_testing; exit; }
@@ -19,21 +19,21 @@ all=(p1 p2 p3 p4 p5 p6 p7 p8 c1 c2 c3 c4 c5)
 check "13 providers attached with -L" attach_keyed "${all[@]}"
 check "each has its stable name" bash -c 'for n; do [ -b "/dev/$n.eli" ] || exit 1; done' _ "${all[@]}"
 
-# cycle POOL: the round every layout goes through.  The providers are
-# attached again the other way round from the time before: other loop
-# devices.
-order=("${all[@]}")
+# cycle POOL MEMBER...: the round every layout goes through.  Its members
+# are attached again from the one on the highest-numbered device down:
+# each takes the lowest free one, so the first takes another device.
 cycle() {
-	local pool=$1 before bad=""
+	local pool=$1 before bad="" order
+	shift
 	put_files "/$pool" 6
 	scrub_clean "$pool" || bad="$bad scrub"
 	zpool export "$pool" || bad="$bad export"
 	zdb_clean "$pool" || bad="$bad zdb"
-	before=$(loop_of p1)
-	"$GELI" detach "${all[@]}" || bad="$bad detach"
-	order=($(printf '%s\n' "${order[@]}" | tac))
+	order=($(for n; do echo "$(loop_of "$n" | tr -dc 0-9) $n"; done | sort -rn | cut -d' ' -f2))
+	before=$(loop_of "${order[0]}")
+	"$GELI" detach "$@" || bad="$bad detach"
 	attach_keyed "${order[@]}" || bad="$bad attach"
-	[ "$(loop_of p1)" != "$before" ] || bad="$bad same-loop"
+	[ "$(loop_of "${order[0]}")" != "$before" ] || bad="$bad same-loop"
 	zpool import "$pool" >"$T/imp" 2>&1 || { bad="$bad import"; diag <"$T/imp"; }
 	[ "$(pool_state "$pool")" = ONLINE ] || bad="$bad state"
 	files_ok "/$pool" || bad="$bad data"
@@ -46,13 +46,13 @@ zpool create -O compression=on quad mirror /dev/p1.eli /dev/p2.eli mirror /dev/p
 	mirror /dev/p5.eli /dev/p6.eli mirror /dev/p7.eli /dev/p8.eli >"$T/zc" 2>&1 || diag <"$T/zc"
 check "four mirrors of two with compression=on" bash -c \
 	'[ "$(zfs get -H -o value compression quad)" = on ] && [ "$(zpool status quad | grep -c mirror-)" = 4 ]'
-cycle quad
+cycle quad p1 p2 p3 p4 p5 p6 p7 p8
 zpool destroy quad
 
 zpool create five raidz /dev/c1.eli /dev/c2.eli /dev/c3.eli /dev/c4.eli /dev/c5.eli >"$T/zc" 2>&1 || diag <"$T/zc"
 check "a raidz of five across AES-XTS 128/256, AES-CBC 192, Camellia 256, Blowfish 448, 4096-byte blocks (ashift 12)" \
 	bash -c '[ "$(zpool status five | grep -cE "c[1-5].eli +ONLINE")" = 5 ] && zdb -C five | grep -q "ashift: 12"'
-cycle five
+cycle five c1 c2 c3 c4 c5
 zpool destroy five
 
 zpool create double raidz2 /dev/p1.eli /dev/p2.eli /dev/p3.eli /dev/p4.eli log /dev/p5.eli cache /dev/p6.eli >"$T/zc" 2>&1 ||
@@ -60,7 +60,7 @@ zpool create double raidz2 /dev/p1.eli /dev/p2.eli /dev/p3.eli /dev/p4.eli log /
 check "a raidz2 with a log and a cache on GELI providers" bash -c \
 	'zpool status double | awk "/raidz2-0/ { r = 1 } /^	logs/ { s = 1 } /^	cache/ { s = 2 }
 		s == 1 && /p5.eli +ONLINE/ { l = 1 } s == 2 && /p6.eli +ONLINE/ { c = 1 } END { exit !(r && l && c) }"'
-cycle double
+cycle double p1 p2 p3 p4 p5 p6
 # OpenZFS 2.1 names a cache device by the device it found at import (the
 # loop device), 2.3 by the name it was given: the same device either way.
 check "double: the log came back by its name, the cache ONLINE on p6's device" bash -c \

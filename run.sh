@@ -13,7 +13,7 @@
 #                    libFuzzer harnesses (clang, -Dfuzz=true) and run each
 #                    for 50 seconds (tests/run-fuzz), and a set of CLI tests
 #                    again under valgrind's memcheck; the Debian packages
-#                    are built first (as "deb"), for t_deb; and the
+#                    (as "deb") and t_deb on them; and the
 #                    guest lane: OpenZFS on Debian's own kernels, booted
 #                    in qemu (tests/vm).  Three lanes on the two cores
 #                    (run_tests)
@@ -163,8 +163,8 @@ boosted() {	# CMD...
 }
 
 # The side lane, beside the main lane's passes: the sanitized build (the
-# main lane waits for it after its plain pass), the fuzzing build and the
-# fuzzers, 50 seconds each (GELI_FUZZ_SECONDS), then the OpenSSL pass and
+# main lane waits for it after its plain pass), the Debian packages and
+# t_deb, the fuzzing build and the fuzzers, 50 seconds each (GELI_FUZZ_SECONDS), then the OpenSSL pass and
 # valgrind's memcheck over VALGRIND_PASS, as side runs of run-suite (their
 # tests held to what carries their names, GELI_SUITE_SIDE).  Each step
 # logs where run_tests counts it; a build that fails is a failure there.
@@ -177,6 +177,15 @@ side_lane() {
 		: >"$marks/asan"
 	else
 		: >"$marks/asan-failed"
+	fi
+	# The packages (dpkg-buildpackage builds the tree again, -O2 and
+	# hardened, and runs the unit tests there), then t_deb on them: off the
+	# main lane, whose passes do not need them.
+	if (build_debs) >"$marks/debs.log" 2>&1; then
+		GELI_SUITE_SIDE=1 GELI_SUITE_TAG=deb \
+			tests/run-suite build t_deb >build/suite-deb.log 2>&1 || true
+	else
+		cat "$marks/debs.log" >build/suite-deb.log
 	fi
 	mkdir -p build-fuzz
 	if (CC=clang build build-fuzz -Dfuzz=true) >"$marks/fuzz.log" 2>&1; then
@@ -233,7 +242,7 @@ run_tests() {
 	side_lane "$marks" &
 	side=$!
 	echo "== tests in build (beside them: the sanitized and fuzzing builds, the fuzzers)"
-	nice -n "$HOST_NICE" tests/run-suite -j 2 build | tee build/suite.log || true
+	nice -n "$HOST_NICE" tests/run-suite -j 2 -x t_deb build | tee build/suite.log || true
 	spent "the plain pass" $((SECONDS - start))
 	add_counts plain build/suite.log build/test-logs/failed-checks
 	while [ ! -e "$marks/asan" ] && [ ! -e "$marks/asan-failed" ]; do sleep 1; done
@@ -244,7 +253,7 @@ run_tests() {
 		# the sanitizers keep freed memory in quarantine and
 		# reserve terabytes of shadow, which the memory scans
 		# (t_secrets) are not about: both are the plain build's.
-		nice -n "$HOST_NICE" tests/run-suite -j 2 -x t_leaks -x t_secrets build-asan | tee "$log" || true
+		nice -n "$HOST_NICE" tests/run-suite -j 2 -x t_leaks -x t_secrets -x t_deb build-asan | tee "$log" || true
 	else
 		mkdir -p build-asan
 		cat "$marks/asan.log" | tee "$log"
@@ -256,6 +265,9 @@ run_tests() {
 	echo "== fuzzers in build-fuzz"
 	cat build-fuzz/fuzz.log
 	add_counts fuzzers build-fuzz/fuzz.log build-fuzz/fuzz-logs/failed-checks
+	echo "== the Debian packages (debs/) and t_deb"
+	cat build/suite-deb.log
+	add_counts packages build/suite-deb.log build/test-logs-deb/failed-checks
 	echo "== tests in build-noaccel (no AES-CBC accelerator) with GELI_CRYPTO=openssl"
 	cat build/suite-openssl.log
 	add_counts openssl build/suite-openssl.log build-noaccel/test-logs-openssl/failed-checks
@@ -285,7 +297,6 @@ demo)
 test)
 	install_missing "${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${FUZZ_PKGS[@]}" "${DEB_PKGS[@]}" "${VM_PKGS[@]}"
 	build build
-	build_debs	# tests/cli/t_deb.sh unpacks them
 	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 	export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 	run_tests

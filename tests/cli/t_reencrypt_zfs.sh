@@ -24,12 +24,12 @@ for d in sdb sdc sdd; do
 	if [ "$ZFS_KIND" = openzfs ]; then
 		# OpenZFS imports a pool made of disks from block devices only:
 		# the members are loop devices, named in $ROOT/dev.
-		mkprov "$T/$d.img" 96M
+		mkprov "$T/$d.img" 72M
 		l=$(losetup -f --show "$T/$d.img")
 		on_exit "losetup -d $l"
 		ln -s "$l" "$ROOT/dev/$d"
 	else
-		mkprov "$ROOT/dev/$d" 96M
+		mkprov "$ROOT/dev/$d" 72M
 	fi
 	"$GELI" init -B none -e blowfish -l 128 -i 1000 -J "$ROOT/root/tank.pass" "$ROOT/dev/$d" 2>/dev/null
 done

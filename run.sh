@@ -234,6 +234,29 @@ vm_lane() {
 	cat build/vm-prepare.log build/vm-suite.log
 }
 
+# clear_stale: what an earlier run left when it ended before its tests
+# could clean up (a machine restarted under it, a run killed): the mounts,
+# loop devices and processes of tests' temporary directories
+# (/tmp/geli-test.*), which this run's checks of the host would otherwise
+# blame on its own tests of the same names.  Each is said, then removed
+# (processes by their PID).
+clear_stale() {
+	local m pid
+	for pid in $(ps -e -o pid=,args= | awk '$2 !~ /^(awk|ps)$/ && / \/tmp\/geli-test\./ { print $1 }'); do
+		echo "run.sh: an earlier run's process, stopped: $(ps -o args= -p "$pid" | cut -c1-120)"
+		kill -9 "$pid" 2>/dev/null || true
+	done
+	for m in $(awk '$2 ~ /^\/tmp\/geli-test\./ { print $2 }' /proc/mounts | sort -r); do
+		echo "run.sh: an earlier run's mount, unmounted: $m"
+		umount -l "$m" || true
+	done
+	for m in $(losetup -n -O NAME,BACK-FILE 2>/dev/null | awk '$2 ~ /^\/tmp\/geli-test\./ { print $1 }'); do
+		echo "run.sh: an earlier run's loop device, detached: $m"
+		losetup -d "$m" || true
+	done
+	rm -rf /tmp/geli-test.*
+}
+
 # Three lanes for the two cores: the main lane runs the plain and the
 # sanitized passes (every test, two at a time, each sanitized one after the
 # side lane has built it); the side lane, side_lane above; the guest lane,
@@ -307,6 +330,7 @@ demo)
 test)
 	install_missing "${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${FUZZ_PKGS[@]}" "${DEB_PKGS[@]}" "${VM_PKGS[@]}"
 	build build
+	clear_stale
 	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 	export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 	run_tests

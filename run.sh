@@ -173,8 +173,9 @@ boosted() {	# CMD...
 
 # The side lane, beside the main lane's passes: the sanitized build (the
 # main lane waits for it after its plain pass), the Debian packages and
-# t_deb, the fuzzing build and the fuzzers, 50 seconds each (GELI_FUZZ_SECONDS), then the OpenSSL pass and
-# valgrind's memcheck over VALGRIND_PASS, as side runs of run-suite (their
+# t_deb, the fuzzing build and the fuzzers, 50 seconds each
+# (GELI_FUZZ_SECONDS), then the OpenSSL pass and valgrind's memcheck over
+# VALGRIND_PASS, as side runs of run-suite (their
 # tests held to what carries their names, GELI_SUITE_SIDE).  Each step
 # logs where run_tests counts it; a build that fails is a failure there.
 side_lane() {

@@ -23,7 +23,8 @@ zpool create -O recordsize=128k tank raidz /dev/vda.eli /dev/vdb.eli /dev/vdc.el
 # it, then reads it back and verifies it; as many rounds as make twice the
 # guest's memory (every cache the guest has is filled and emptied again;
 # four times took 280 s of the lane for nothing more).
-loops=$(( (2 * mem + 191) / 192 ))
+want=$((2 * mem))
+loops=$(( (want + 191) / 192 ))
 fio --name=pressure --directory=/tank --rw=write --bs=1M --size=192M --loops="$loops" \
 	--ioengine=psync --verify=crc32c --do_verify=1 --verify_fatal=1 \
 	--output-format=json --output="$T/fio.json" >"$T/fio.err" 2>&1
@@ -31,7 +32,7 @@ frc=$?
 written=$(python3 -c 'import json, sys
 print(sum(j["write"]["io_bytes"] for j in json.load(open(sys.argv[1]))["jobs"]) >> 20)' "$T/fio.json" 2>>"$T/fio.err" || echo 0)
 check "fio wrote $written MiB (the guest has $mem MiB) and verified every block (status $frc)" \
-	test "$frc" = 0 -a "$written" -ge $((2 * mem))
+	test "$frc" = 0 -a "$written" -ge "$want"
 [ "$frc" = 0 ] && [ "$written" -gt 0 ] || diag <"$T/fio.err"
 check "every daemon still serves" bash -c 'for p; do kill -0 "$p" || exit 1; done' _ $pids
 check "nothing was killed for memory" fails grep -qiE "out of memory|oom-kill" <(dmesg)

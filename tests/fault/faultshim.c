@@ -214,6 +214,15 @@ pread64(int fd, void *buf, size_t len, off64_t off)
 
 	if (!target(fd) || len == 0)
 		return real_pread(fd, buf, len, off);
+	/*
+	 * No readahead where reads fail: the kernel's would bring the bad
+	 * range into the page cache behind the shim's back (a read that
+	 * stops short at the range, a sequential run up to it), where a
+	 * disk's error would leave it out, and the daemon's mapped-read path
+	 * would then serve it from there.
+	 */
+	if (F.read_eio.n > 0)
+		(void)posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
 	n = plan(false, len, off);
 	return n < 0 ? -1 : real_pread(fd, buf, (size_t)n, off);
 }

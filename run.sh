@@ -238,24 +238,24 @@ vm_lane() {
 # clear_stale: what an earlier run left when it ended before its tests
 # could clean up (a machine restarted under it, a run killed): the mounts,
 # loop devices and processes of tests' temporary directories
-# (/tmp/geli-test.*), which this run's checks of the host would otherwise
-# blame on its own tests of the same names.  Each is said, then removed
-# (processes by their PID).
+# (/tmp/geli-test.*) and of the soak's and the benchmarks' (/dev/shm/geli-*),
+# which this run's checks of the host would otherwise blame on its own tests
+# of the same names.  Each is said, then removed (processes by their PID).
 clear_stale() {
-	local m pid
-	for pid in $(ps -e -o pid=,args= | awk '$2 !~ /^(awk|ps)$/ && / \/tmp\/geli-test\./ { print $1 }'); do
+	local m pid stale='^/(tmp/geli-test[.]|dev/shm/geli-)'
+	for pid in $(ps -e -o pid=,args= | awk -v re=" ${stale#^}" '$2 !~ /^(awk|ps)$/ && $0 ~ re { print $1 }'); do
 		echo "run.sh: an earlier run's process, stopped: $(ps -o args= -p "$pid" | cut -c1-120)"
 		kill -9 "$pid" 2>/dev/null || true
 	done
-	for m in $(awk '$2 ~ /^\/tmp\/geli-test\./ { print $2 }' /proc/mounts | sort -r); do
+	for m in $(awk -v re="$stale" '$2 ~ re { print $2 }' /proc/mounts | sort -r); do
 		echo "run.sh: an earlier run's mount, unmounted: $m"
 		umount -l "$m" || true
 	done
-	for m in $(losetup -n -O NAME,BACK-FILE 2>/dev/null | awk '$2 ~ /^\/tmp\/geli-test\./ { print $1 }'); do
+	for m in $(losetup -n -O NAME,BACK-FILE 2>/dev/null | awk -v re="$stale" '$2 ~ re { print $1 }'); do
 		echo "run.sh: an earlier run's loop device, detached: $m"
 		losetup -d "$m" || true
 	done
-	rm -rf /tmp/geli-test.*
+	rm -rf /tmp/geli-test.* /dev/shm/geli-*
 }
 
 # Three lanes for the two cores: the main lane runs the plain and the

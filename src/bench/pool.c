@@ -163,6 +163,8 @@ pool_create(const struct pool *pl, const struct attached *a)
 	argv[k++] = "zpool";
 	argv[k++] = "create";
 	argv[k++] = "-f";
+	argv[k++] = "-o";	/* out of the host's zpool.cache: a bench's pool */
+	argv[k++] = "cachefile=none";
 	argv[k++] = "-O";
 	argv[k++] = "compression=off";
 	argv[k++] = "-m";

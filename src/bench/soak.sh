@@ -34,11 +34,11 @@ command -v fio >/dev/null || { echo "soak: fio is not installed" >&2; exit 2; }
 
 T=$(mktemp -d /dev/shm/geli-soak.XXXXXX)
 export GELI_RUNDIR=$T/run
-zpid=
+zpid= created=
 cleanup() {
 	local p
 	if [ -n "$zpid" ]; then
-		zpool export -f soak 2>/dev/null
+		[ -n "$created" ] && zpool export -f soak 2>/dev/null
 		kill "$zpid" 2>/dev/null
 		for _ in $(seq 50); do kill -0 "$zpid" 2>/dev/null || break; sleep 0.2; done
 	fi
@@ -136,9 +136,18 @@ if [ "$zfs" = 1 ]; then
 		# (up to 60 s, a hang's bound: a loaded machine starts it late)
 		for _ in $(seq 600); do zpool list >/dev/null 2>&1 && break; sleep 0.1; done
 		zpid=$(cat "$T/zfs.pid")
+		# Pools it imported from its cache (the host's zpool.cache) are
+		# somebody else's: left alone.  The soak's stays out of it.
+		theirs=$(zpool list -H -o name 2>/dev/null | tr '\n' ' ')
+		if [ -n "$theirs" ]; then
+			echo "soak zfs: skipped (zfs-fuse's cache brought pools: $theirs)"
+			exit $failed
+		fi
 		devs=()
 		for i in 1 2 3; do devs+=("$(attach_one "$T/z$i" 320)"); done
-		zpool create -f -m "$T/pool" soak raidz "${devs[@]}" || exit 1
+		zpool create -f -o cachefile=none -m "$T/pool" soak raidz "${devs[@]}" ||
+			exit 1
+		created=1
 		jobfile "directory=$T/pool" 100 >"$T/zfs.fio"
 		fio --output-format=json --output="$T/zfs.json" "$T/zfs.fio" ||
 			failed=1

@@ -223,8 +223,15 @@ need_fuse() {
 # need_zfs_fuse: a zfs-fuse daemon of this test's own, started here with a
 # pid file and stopped by that PID at exit after its pools are exported.  One
 # that is already running belongs to somebody else: skip rather than touch it.
+# zfs-fuse imports at its start the pools its cache lists (the host's
+# /var/lib/zfs/zpool.cache): the test's pools stay out of it (a zpool first
+# in PATH adds -o cachefile=none to every create and import, the documents'
+# commands included), so that a run killed halfway leaves no pool for a later
+# start to bring back; pools that it brings all the same are somebody
+# else's: the test stops its daemon without exporting them, and skips.
 need_zfs_fuse() {
-	if ! command -v zfs-fuse >/dev/null || ! command -v zpool >/dev/null; then
+	local zpool
+	if ! command -v zfs-fuse >/dev/null || ! zpool=$(command -v zpool); then
 		skip "zfs-fuse not installed"
 		return 1
 	fi
@@ -232,10 +239,27 @@ need_zfs_fuse() {
 		skip "a zfs-fuse daemon that is not ours is running"
 		return 1
 	fi
+	mkdir -p "$T/zbin"
+	cat >"$T/zbin/zpool" <<EOF
+#!/bin/sh
+case "\$*" in
+create*cachefile=* | import*cachefile=*) ;;
+create* | import*) sub=\$1; shift; exec $zpool "\$sub" -o cachefile=none "\$@" ;;
+esac
+exec $zpool "\$@"
+EOF
+	chmod +x "$T/zbin/zpool"
+	PATH=$T/zbin:$PATH
 	zfs-fuse --pidfile "$T/zfs.pid" --no-kstat-mount >/dev/null 2>&1
 	zpid=$(cat "$T/zfs.pid" 2>/dev/null)
-	on_exit 'for p in $(zpool list -H -o name 2>/dev/null); do zpool export -f "$p" 2>/dev/null; done; [ -n "$zpid" ] && kill "$zpid" 2>/dev/null; for i in $(seq 50); do kill -0 "$zpid" 2>/dev/null || break; sleep 0.2; done'
+	zfs_theirs=
+	on_exit 'for p in $(zpool list -H -o name 2>/dev/null); do case " $zfs_theirs " in *" $p "*) ;; *) zpool export -f "$p" 2>/dev/null ;; esac; done; [ -n "$zpid" ] && kill "$zpid" 2>/dev/null; for i in $(seq 50); do kill -0 "$zpid" 2>/dev/null || break; sleep 0.2; done'
 	check "zfs-fuse answers" wait_for zpool list
+	zfs_theirs=$(zpool list -H -o name 2>/dev/null | tr '\n' ' ')
+	if [ -n "$zfs_theirs" ]; then
+		skip "zfs-fuse's cache (/var/lib/zfs/zpool.cache) brought pools that are not this test's: $zfs_theirs"
+		return 1
+	fi
 }
 
 # in_guest: this runs in a guest of the lane (tests/vm/run), which is there

@@ -270,6 +270,11 @@ in_guest() { [ "$(hostname)" = geli-vm ]; }
 # have_openzfs: OpenZFS's kernel module is loaded (in a guest of tests/vm/run).
 have_openzfs() { [ -c /dev/zfs ] && [ -e /sys/module/zfs/version ]; }
 
+# openzfs_21: the guest's OpenZFS is Debian 12's own, 2.1 (the lane's
+# bookworm), where a scenario that runs in full on 2.3 (backports) runs only
+# what 2.1 and that kernel change.
+openzfs_21() { have_openzfs && case $(cat /sys/module/zfs/version) in 2.1.*) ;; *) false ;; esac; }
+
 # need_zfs: a ZFS for the test's pools: OpenZFS's kernel module where it
 # is loaded (in a guest of tests/vm/run), else a zfs-fuse daemon of the
 # test's own (need_zfs_fuse).  Then ZFS_KIND is openzfs or zfs-fuse, and

@@ -16,7 +16,8 @@
 # search on disks whose tables are gone.  Then docs/truenas.md: each of its
 # command blocks run, in order, with this test's disks for its /dev/sdX,
 # and its outcome checked (with zfs-fuse: its files, read-write, without
-# ZFS's encryption).
+# ZFS's encryption).  On Debian 12's own OpenZFS 2.1 (the lane's bookworm)
+# up to the imports only: the rest does not differ there.
 . "$(dirname "$0")/lib.sh"
 TRUENAS=$(cd "$(dirname "$GELI")/../truenas" && pwd)/geli-truenas
 if [ "$(id -u)" -ne 0 ] || ! losetup -f >/dev/null 2>&1 || ! command -v sgdisk >/dev/null ||
@@ -239,6 +240,16 @@ if [ $have_zfs = 1 ]; then
 	check "tank: its files intact" sums_ok "$T/mnt/tank" "$T/tank.sums"
 	zpool export tank
 	detach_all
+fi
+
+# What follows, geli-truenas's own (its refusals, a passphrase) and the
+# document's commands, is the same on either OpenZFS of the lane: Debian
+# 12's own 2.1 has its part above (the pool made as CORE 13.0 made it,
+# attached through FUSE and loop devices, imported), 2.3 all of it.
+if openzfs_21; then
+	skip "a disk missing, a passphrase, docs/truenas.md: as on OpenZFS 2.3 (the lane's backports), where they run"
+	done_testing
+	exit
 fi
 
 # ---- a disk missing --------------------------------------------------------------

@@ -29,14 +29,14 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 BUILD_PKGS=(gcc meson ninja-build pkg-config libgcrypt20-dev libssl-dev libfuse3-dev fuse3
-	liburing-dev nbdkit-plugin-dev libsqlite3-dev libarchive-dev libblkid-dev)
+	liburing-dev nbdkit-plugin-dev libsqlite3-dev libarchive-dev libblkid-dev libcryptsetup-dev)
 # The AES-CBC accelerator (lib/accel.h), amd64 only: Intel's ipsec-mb for
 # multi-buffer AES-CBC, Nettle for its IVs.
 if [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
 	BUILD_PKGS+=(libipsec-mb-dev nettle-dev)
 fi
 TEST_PKGS=(python3 openssl util-linux coreutils e2fsprogs mtools grub-common fio strace zfs-fuse systemd tmux valgrind
-	nbdkit libnbd-bin python3-libnbd qemu-utils gdisk sqlite3 tar)
+	nbdkit libnbd-bin python3-libnbd qemu-utils gdisk sqlite3 tar cryptsetup-bin python3-cryptography)
 # The guest lane (tests/vm): qemu, busybox for the initramfs, and what
 # OpenZFS's modules build with (the kernels' gcc-12, make, pahole of
 # dwarves, depmod of kmod); the kernels and OpenZFS come from the archive

@@ -65,3 +65,27 @@ write_file(const char *path, const char *text)
 		error = -errno;
 	return error;
 }
+
+int
+sync_file_and_dir(const char *path)
+{
+	char dir[4096], *slash;
+	int fd, error = 0;
+
+	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	slash = strrchr(dir, '/');
+	if (slash == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		slash[slash == dir] = '\0';	/* ("/name": "/") */
+	for (int i = 0; i < 2 && error == 0; i++) {
+		fd = open(i == 0 ? path : dir, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		if (fsync(fd) != 0)
+			error = -errno;
+		close(fd);
+	}
+	return error;
+}

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "keyfiles.h"
@@ -32,6 +33,73 @@ keyfiles_read(struct geli_ukey_ctx *ctx, const char *const *files, size_t n,
 		}
 	}
 	return 0;
+}
+
+int
+keyfiles_join(const char *const *files, size_t n, size_t max, uint8_t **out,
+    size_t *outlen, char *msg, size_t len)
+{
+	size_t have = 0, cap = 0;
+	uint8_t *buf;
+	struct stat st;
+	ssize_t got = 0;
+	int fd = -1;
+
+	*out = NULL;
+	*outlen = 0;
+	/* Room for what the files hold (max for one that is no file). */
+	for (size_t i = 0; i < n && cap < max; i++)
+		cap = stat(files[i], &st) == 0 && S_ISREG(st.st_mode) ?
+		    cap + (size_t)st.st_size : max;
+	cap = cap < max ? cap : max;
+	if ((buf = geli_secure_alloc(cap + 1)) == NULL) {
+		snprintf(msg, len, "Cannot allocate memory.");
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(files[i], "-") == 0) {
+			snprintf(msg, len, "Keyfile - cannot be read twice: "
+			    "give it as a file.");
+			goto fail;
+		}
+		if ((fd = open(files[i], O_RDONLY | O_CLOEXEC)) < 0) {
+			snprintf(msg, len, "Cannot open keyfile %s: %s.",
+			    files[i], strerror(errno));
+			goto fail;
+		}
+		/* One byte past cap tells files that are too large. */
+		while (have <= cap && (got = read(fd, buf + have,
+		    cap + 1 - have)) != 0) {
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got < 0) {
+				snprintf(msg, len, "Cannot read keyfile %s: %s.",
+				    files[i], strerror(errno));
+				goto fail;
+			}
+			have += (size_t)got;
+			if (have > max) {
+				snprintf(msg, len, "Keyfiles larger than %zu "
+				    "bytes.", max);
+				goto fail;
+			}
+			if (have > cap) {
+				snprintf(msg, len, "Keyfile %s grew while it "
+				    "was read.", files[i]);
+				goto fail;
+			}
+		}
+		close(fd);
+		fd = -1;
+	}
+	*out = buf;
+	*outlen = have;
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	geli_secure_free(buf);
+	return -1;
 }
 
 #define READBUF 1024

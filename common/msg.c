@@ -296,6 +296,7 @@ msg_reenc_kind(unsigned kind)
 		[GELI_REENC_REKEY] = "a new Master Key",
 		[GELI_REENC_ENCRYPT] = "encryption",
 		[GELI_REENC_DECRYPT] = "decryption",
+		[GELI_REENC_LUKS2] = "conversion to LUKS2",
 	};
 
 	return kind < sizeof(words) / sizeof(words[0]) && words[kind] != NULL ?

@@ -433,6 +433,14 @@ GELI_API int geli_search(struct geli_provider *p, geli_search_found_fn found,
  * reports the error, instead of killing the process.
  */
 #define GELI_VOLUME_MMAP     0x4
+/*
+ * Not GELI's sectors but LUKS2's aes-xts-plain64 (dm-crypt's), the target
+ * of geli_reenc's GELI_REENC_LUKS2: one key for the whole volume, the 64
+ * bytes after mkey's first 64 (AES-256-XTS, md: AES-XTS with keylen 256),
+ * and as each sector's tweak its byte offset / 512 (plain64 counts 512-byte
+ * sectors whatever the sector size), where GELI's is the byte offset.
+ */
+#define GELI_VOLUME_LUKS2    0x8
 
 /*
  * The decrypted provider.  Takes ownership of p.  mkey is the 128-byte
@@ -762,6 +770,16 @@ enum geli_reenc_kind {
 	GELI_REENC_REKEY = 1,	/* GELI -> GELI: new Master Key, maybe cipher */
 	GELI_REENC_ENCRYPT,	/* plain -> GELI */
 	GELI_REENC_DECRYPT,	/* GELI -> plain */
+	/*
+	 * GELI -> LUKS2's data area (aes-xts-plain64, GELI_VOLUME_LUKS2):
+	 * newmd is geli_luks2_record()'s description of it and newmk's last
+	 * 64 bytes its volume key, wrapped in the journal as REKEY's Master
+	 * Key; the marked record is the old one.  Every sector is written
+	 * (a hole, which the .eli reads as zeros, as LUKS2's zeros) and at
+	 * the end the bytes past the data area, GELI's record among them,
+	 * are zeroed.  The LUKS2 header is the caller's (libcryptsetup).
+	 */
+	GELI_REENC_LUKS2,
 };
 #define GELI_REENC_EDGE		(4u << 20)	/* see geli_reenc_chunk() */
 #define GELI_REENC_HOTZONE	(4u << 20)	/* default chunk size */
@@ -795,12 +813,23 @@ GELI_API int geli_reenc_start(struct geli_provider *p,
 GELI_API int geli_reenc_resume(struct geli_provider *p,
     const struct geli_metadata *md, const uint8_t *mk, const char *journal,
     struct geli_reenc **out);
+/*
+ * What GELI_REENC_LUKS2 converts into, for a provider of provsize bytes
+ * whose GELI sectors are S bytes: LUKS2 sectors of S bytes, or 4096 for a
+ * larger S (a multiple of them), AES-XTS with a 512-bit key.  -EINVAL for
+ * an S that LUKS2 cannot take (not a power of two from 512).
+ */
+GELI_API int geli_luks2_record(uint32_t S, uint64_t provsize,
+    struct geli_metadata *md);
 /* The journal UUID a marked record names (md: as decoded); -EINVAL. */
 GELI_API int geli_reenc_uuid(const struct geli_metadata *md, uint8_t uuid[16]);
 /* What a conversion does: its kind, and the record it goes to (zeros for
  * DECRYPT). */
 GELI_API enum geli_reenc_kind geli_reenc_kind(const struct geli_reenc *r);
 GELI_API const struct geli_metadata *geli_reenc_new(const struct geli_reenc *r);
+/* The Master Key it goes to (REKEY; LUKS2: the volume key in its last 64
+ * bytes), GELI_MKEY_DATALEN bytes of r's locked memory; NULL for DECRYPT. */
+GELI_API const uint8_t *geli_reenc_newkey(const struct geli_reenc *r);
 /* Chunk k of n (order of conversion) covers [*off, *off + *len) of the
  * data area (the decrypted provider's bytes): the first and last
  * GELI_REENC_EDGE bytes, where labels live, first when encrypting and last

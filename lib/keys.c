@@ -21,7 +21,7 @@ struct keys_secret {
 
 int
 keys_init(struct geli_keys *keys, const struct geli_metadata *md,
-    const uint8_t *mkey, uint32_t psize)
+    const uint8_t *mkey, uint32_t psize, bool one_key)
 {
 	static const uint8_t x10 = 0x10, x11 = 0x11;
 	const uint8_t *dk = mkey + 64;
@@ -35,7 +35,7 @@ keys_init(struct geli_keys *keys, const struct geli_metadata *md,
 		pthread_mutex_init(&keys->lock, NULL);
 	}
 	keys->rflags = geli_metadata_runtime_flags(md);
-	keys->single = (keys->rflags & GELI_FLAG_SINGLE_KEY) != 0;
+	keys->single = one_key || (keys->rflags & GELI_FLAG_SINGLE_KEY) != 0;
 	keys->divisor = (md->flags & GELI_FLAG_AUTH) ? psize : md->sectorsize;
 	keys->shift = 0;
 	if ((keys->divisor & (keys->divisor - 1)) == 0)

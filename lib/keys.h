@@ -36,8 +36,10 @@ struct geli_keys {
 	pthread_mutex_t lock;
 };
 
+/* one_key: DK is the one key of the whole volume whatever md says (LUKS2:
+ * GELI_VOLUME_LUKS2). */
 int keys_init(struct geli_keys *keys, const struct geli_metadata *md,
-    const uint8_t *mkey, uint32_t psize);
+    const uint8_t *mkey, uint32_t psize, bool one_key);
 /* The 64-byte IV key IVK and auth key AK (secure memory; valid until the
  * next keys_wipe or keys_destroy). */
 const uint8_t *keys_ivk(const struct geli_keys *keys);

@@ -15,7 +15,8 @@ _Static_assert(SECTOR_BATCH <= GC_ACCEL_MAX_UNITS, "a batch fits a run");
 
 /*
  * The IVs of n units of len bytes from byte offset off into c->ivs, ivlen
- * bytes each: LE64(off) || 0^8 for XTS, SHA256(IVK || LE64(off)) cut to
+ * bytes each: LE64(off) || 0^8 for XTS (LE64(off / 512) || 0^8 for LUKS2's
+ * plain64: ivshift), SHA256(IVK || LE64(off)) cut to
  * ivlen for CBC, none without a cipher.  v<4 used the host's byte order:
  * the same bytes on little-endian.  The IVs are no secret (XTS: the
  * offset; CBC: sent in the clear by design), so they are not wiped.
@@ -32,7 +33,8 @@ unit_ivs(struct sector_ctx *c, uint64_t off, size_t n, size_t len)
 		return 0;
 	if (c->g->mode == GC_XTS) {
 		for (size_t i = 0; i < n; i++) {
-			le64enc(c->ivs + i * 16, off + i * len);
+			le64enc(c->ivs + i * 16,
+			    (off + i * len) >> c->g->ivshift);
 			memset(c->ivs + i * 16 + 8, 0, 8);
 		}
 		return 0;

@@ -60,10 +60,28 @@ noio(void *opaque, void *buf, size_t len, uint64_t off)
 
 static const struct geli_provider_ops noio_ops = { .pread = noio };
 
-/* A volume for md's transforms over a provider of r->p's geometry. */
+int
+geli_luks2_record(uint32_t S, uint64_t provsize, struct geli_metadata *md)
+{
+	if (S < 512 || (S & (S - 1)) != 0)
+		return -EINVAL;
+	memset(md, 0, sizeof(*md));
+	memcpy(md->magic, GELI_MAGIC, sizeof(GELI_MAGIC));
+	md->version = GELI_VERSION;
+	md->ealgo = GELI_ALGO_AES_XTS;
+	md->keylen = 256;
+	md->provsize = provsize;
+	md->sectorsize = S > 4096 ? 4096 : S;
+	md->keys = 1;
+	md->iterations = -1;
+	return 0;
+}
+
+/* A volume for md's transforms over a provider of r->p's geometry (flags:
+ * GELI_VOLUME_LUKS2 or 0). */
 static int
 transform_volume(struct geli_reenc *r, const struct geli_metadata *md,
-    const uint8_t *mk, struct geli_volume **out)
+    const uint8_t *mk, unsigned flags, struct geli_volume **out)
 {
 	struct geli_provider *q;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -73,7 +91,7 @@ transform_volume(struct geli_reenc *r, const struct geli_metadata *md,
 	    geli_provider_mediasize(r->p), geli_provider_sectorsize(r->p), &q);
 	if (error != 0)
 		return error;
-	error = geli_volume_open(q, md, mk, 0,
+	error = geli_volume_open(q, md, mk, flags,
 	    cpus < 1 ? 1 : cpus > 8 ? 8 : (unsigned)cpus, out);
 	if (error != 0)
 		geli_provider_close(q);
@@ -98,6 +116,12 @@ setup(struct geli_reenc *r)
 	    r->newmd.sectorsize != r->oldmd.sectorsize ||
 	    geli_metadata_check(&r->newmd, N, P) != 0))
 		return -EINVAL;
+	/* LUKS2's sectors: GELI's, or 4096-byte parts of larger ones. */
+	if (r->kind == GELI_REENC_LUKS2 && (r->newmd.provsize != N ||
+	    r->newmd.sectorsize > r->oldmd.sectorsize ||
+	    r->oldmd.sectorsize % r->newmd.sectorsize != 0 ||
+	    r->newmd.sectorsize % P != 0))
+		return -EINVAL;
 	r->S = md->sectorsize;
 	r->bytes = geli_eli_mediasize(md, N, P, false);
 	if (r->bytes == 0)
@@ -114,11 +138,12 @@ setup(struct geli_reenc *r)
 		if ((r->pre[i].buf = aligned_alloc(4096, r->hotzone)) == NULL)
 			return -ENOMEM;
 	if (r->kind != GELI_REENC_ENCRYPT &&
-	    (error = transform_volume(r, &r->oldmd, r->mk, &r->vold)) != 0)
+	    (error = transform_volume(r, &r->oldmd, r->mk, 0, &r->vold)) != 0)
 		return error;
 	if (r->kind != GELI_REENC_DECRYPT &&
 	    (error = transform_volume(r, &r->newmd,
-	    r->mk + GELI_MKEY_DATALEN, &r->vnew)) != 0)
+	    r->mk + GELI_MKEY_DATALEN, r->kind == GELI_REENC_LUKS2 ?
+	    GELI_VOLUME_LUKS2 : 0, &r->vnew)) != 0)
 		return error;
 	return 0;
 }
@@ -212,6 +237,7 @@ derive(struct geli_reenc *r)
 {
 	switch (r->kind) {
 	case GELI_REENC_REKEY:
+	case GELI_REENC_LUKS2:
 		return journal_derive(&r->j, r->mk, r->mk + GELI_MKEY_DATALEN);
 	case GELI_REENC_ENCRYPT:
 		return journal_derive(&r->j, r->mk + GELI_MKEY_DATALEN, NULL);
@@ -220,7 +246,8 @@ derive(struct geli_reenc *r)
 	}
 }
 
-/* The new Master Key wrapped (REKEY) or unwrapped, as a key slot is. */
+/* The new Master Key (REKEY; LUKS2: its volume key in the same place)
+ * wrapped or unwrapped, as a key slot is. */
 static int
 wrap(struct geli_reenc *r, bool unwrap)
 {
@@ -290,7 +317,7 @@ geli_reenc_start(struct geli_provider *p, enum geli_reenc_kind kind,
 		error = -EINVAL;
 	if (newmd != NULL && geli_metadata_encode(&r->newmd, r->j.h.newrec) < 0)
 		error = -EINVAL;
-	if (error == 0 && kind == GELI_REENC_REKEY)
+	if (error == 0 && (kind == GELI_REENC_REKEY || kind == GELI_REENC_LUKS2))
 		error = wrap(r, false);
 	if (error == 0)
 		error = derive(r);
@@ -391,7 +418,7 @@ geli_reenc_resume(struct geli_provider *p, const struct geli_metadata *md,
 	r->hotzone = r->j.h.hotzone;
 	error = -GELI_EJOURNAL;
 	if (memcmp(r->j.h.uuid, uuid, 16) != 0 ||
-	    r->kind < GELI_REENC_REKEY || r->kind > GELI_REENC_DECRYPT ||
+	    r->kind < GELI_REENC_REKEY || r->kind > GELI_REENC_LUKS2 ||
 	    r->j.h.provsize != geli_provider_mediasize(p) ||
 	    r->j.h.psize != geli_provider_sectorsize(p) ||
 	    (r->kind != GELI_REENC_ENCRYPT && geli_metadata_decode(
@@ -402,7 +429,8 @@ geli_reenc_resume(struct geli_provider *p, const struct geli_metadata *md,
 	/* mk opens the marked record: the old one, or for ENCRYPT the new. */
 	memcpy(r->mk + (r->kind == GELI_REENC_ENCRYPT ? GELI_MKEY_DATALEN : 0),
 	    mk, GELI_MKEY_DATALEN);
-	if (r->kind == GELI_REENC_REKEY && (error = wrap(r, true)) != 0)
+	if ((r->kind == GELI_REENC_REKEY || r->kind == GELI_REENC_LUKS2) &&
+	    (error = wrap(r, true)) != 0)
 		goto fail;
 	if ((error = derive(r)) != 0 || (error = journal_verify(&r->j)) != 0)
 		goto fail;
@@ -431,6 +459,12 @@ const struct geli_metadata *
 geli_reenc_new(const struct geli_reenc *r)
 {
 	return &r->newmd;
+}
+
+const uint8_t *
+geli_reenc_newkey(const struct geli_reenc *r)
+{
+	return r->kind == GELI_REENC_DECRYPT ? NULL : r->mk + GELI_MKEY_DATALEN;
 }
 
 void

@@ -23,7 +23,7 @@ struct held {
 struct geli_online {
 	struct geli_reenc *r;		/* NULL once finished */
 	struct geli_volume *v;		/* the caller's: old keys */
-	struct geli_volume *vnew;	/* REKEY: the new keys, over p */
+	struct geli_volume *vnew;	/* REKEY, LUKS2: the new keys, over p */
 	struct geli_provider *p;	/* v's and r's */
 	uint64_t bytes, nchunks, done;
 	uint32_t hotzone;
@@ -275,14 +275,15 @@ geli_online_open(struct geli_reenc *r, struct geli_volume *v,
 		goto fail;
 	for (uint64_t c = 0; c < o->nchunks; c++)
 		o->conv[c] = geli_reenc_converted(r, c * o->hotzone);
-	if (r->kind == GELI_REENC_REKEY) {
+	if (r->kind == GELI_REENC_REKEY || r->kind == GELI_REENC_LUKS2) {
 		error = geli_provider_open_ops(&fwd_ops, r->p,
 		    geli_provider_mediasize(r->p),
 		    geli_provider_sectorsize(r->p), &q);
 		if (error != 0)
 			goto fail;
 		error = geli_volume_open(q, &r->newmd,
-		    r->mk + GELI_MKEY_DATALEN, 0, nthreads, &o->vnew);
+		    r->mk + GELI_MKEY_DATALEN, r->kind == GELI_REENC_LUKS2 ?
+		    GELI_VOLUME_LUKS2 : 0, nthreads, &o->vnew);
 		if (error != 0) {
 			geli_provider_close(q);
 			goto fail;

@@ -22,7 +22,7 @@ zero_sector(const uint8_t *s, uint32_t S)
 /*
  * The chunk's new bytes in place.  A sector stored as zeros is a hole,
  * which reads as zeros (privacy.c): it stays one when re-keyed and turns
- * into zeros when decrypted.  Encrypting writes every sector, as FreeBSD
+ * into zeros when decrypted, or into LUKS2's zeros.  Encrypting writes every sector, as FreeBSD
  * reads no holes.
  */
 static int
@@ -42,10 +42,17 @@ convert(struct geli_reenc *r, uint8_t *buf, uint64_t off, uint64_t len)
 			break;
 		error = geli_volume_transform(r->vold, first + i, j - i,
 		    buf + i * r->S, buf + i * r->S, false);
-		if (error == 0 && r->vnew != NULL)
+		if (error == 0 && r->kind == GELI_REENC_REKEY)
 			error = geli_volume_transform(r->vnew, first + i, j - i,
 			    buf + i * r->S, buf + i * r->S, true);
 		i = j;
+	}
+	/* LUKS2 reads no holes: every sector, in its own sector size. */
+	if (error == 0 && r->kind == GELI_REENC_LUKS2) {
+		uint32_t m = r->S / r->newmd.sectorsize;
+
+		error = geli_volume_transform(r->vnew, first * m, n * m, buf,
+		    buf, true);
 	}
 	return error;
 }
@@ -148,7 +155,7 @@ geli_reenc_finish(struct geli_reenc *r)
 		return -EINVAL;
 	if (fsync(r->j.fd) != 0)
 		return -errno;
-	if (r->kind == GELI_REENC_DECRYPT) {
+	if (r->kind == GELI_REENC_DECRYPT || r->kind == GELI_REENC_LUKS2) {
 		/* The bytes past the data area (the record among them). */
 		memset(zeros, 0, r->hotzone);
 		for (off = r->bytes, error = 0; off < N && error == 0;

@@ -43,6 +43,7 @@ struct sector_geom {
 	unsigned alen;			/* ... and its tag length */
 	uint32_t S, P;		/* GELI and provider sector sizes */
 	uint32_t dps, lsec, bps;	/* integrity layout (§7.1); bps = S without */
+	unsigned ivshift;		/* XTS tweak: off >> ivshift (LUKS2: 9) */
 	bool auth;
 };
 

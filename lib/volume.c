@@ -222,6 +222,13 @@ geli_volume_open(struct geli_provider *p, const struct geli_metadata *md,
 	/* This volume's backend, whatever is selected later. */
 	if (sector_geom_init(&g, crypto, md, P) != 0)
 		return -EINVAL;
+	if (flags & GELI_VOLUME_LUKS2) {
+		/* aes-xts-plain64 with a 512-bit key, nothing else. */
+		if (md->ealgo != GELI_ALGO_AES_XTS || md->keylen != 256 ||
+		    (md->flags & GELI_FLAG_AUTH))
+			return -EINVAL;
+		g.ivshift = 9;
+	}
 	v = calloc(1, sizeof(*v));
 	if (v == NULL)
 		return -ENOMEM;
@@ -234,7 +241,8 @@ geli_volume_open(struct geli_provider *p, const struct geli_metadata *md,
 	    (flags & GELI_VOLUME_ONETIME) != 0);
 	pthread_mutex_init(&v->lock, NULL);
 	pthread_cond_init(&v->cv, NULL);
-	error = keys_init(&v->keys, md, mkey, P);
+	error = keys_init(&v->keys, md, mkey, P,
+	    (flags & GELI_VOLUME_LUKS2) != 0);
 	if (error == 0 && nthreads > 1)
 		error = workers_new(nthreads - 1, ctx_new, ctx_free, v, &v->w);
 	/* Integrity sectors are not where the mapping would put them. */

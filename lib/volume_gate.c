@@ -89,7 +89,8 @@ geli_volume_resume(struct geli_volume *v, const uint8_t *mkey)
 		pthread_mutex_unlock(&v->lock);
 		return -EALREADY;
 	}
-	error = keys_init(&v->keys, &v->md, mkey, v->g.P);
+	error = keys_init(&v->keys, &v->md, mkey, v->g.P,
+	    (v->flags & GELI_VOLUME_LUKS2) != 0);
 	if (error == 0) {
 		v->suspended = false;
 		pthread_cond_broadcast(&v->cv);

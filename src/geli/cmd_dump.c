@@ -30,7 +30,7 @@ conversion_dump(const struct geli_metadata *md)
 	printf("\n");
 	if (reenc_journal_path(uuid, false, path, sizeof(path)) != 0 ||
 	    geli_reenc_peek(path, &info) != 0 || info.kind < GELI_REENC_REKEY ||
-	    info.kind > GELI_REENC_DECRYPT) {
+	    info.kind > GELI_REENC_LUKS2) {
 		printf("  progress: unknown (no journal in the default place)\n");
 		return;
 	}

@@ -124,7 +124,7 @@ show_progress(const char *prov, uint64_t done, uint64_t total, uint64_t bytes,
 }
 
 int
-reenc_run(const char *prov, struct geli_reenc *r)
+reenc_run(const char *prov, struct geli_reenc *r, const char *hdr)
 {
 	bool tty = isatty(STDERR_FILENO);
 	uint64_t done, total, bytes, off, len;
@@ -159,6 +159,10 @@ reenc_run(const char *prov, struct geli_reenc *r)
 		    100.0 * (double)done / (double)total, prov);
 		return -1;
 	}
+	/* GELI's record goes last: the header must be there to take over. */
+	if (hdr != NULL && luks2_header_check(prov, hdr,
+	    geli_reenc_newkey(r) + GELI_MKEY_DATALEN / 2) != 0)
+		return -1;
 	error = geli_reenc_finish(r);
 	if (error != 0) {
 		req_error("Cannot finish the conversion of %s: %s. Run 'geli "
@@ -246,10 +250,12 @@ same_parameters(struct opts *o, const char *prov,
     const struct geli_reenc_info *info)
 {
 	const struct geli_metadata *to = &info->to;
-	bool kind = info->kind == (opt_bool(o, 'E') ? GELI_REENC_ENCRYPT :
+	bool luks2 = strcmp(opt_str(o, 't'), "luks2") == 0;
+	bool kind = info->kind == (luks2 ? GELI_REENC_LUKS2 :
+	    opt_bool(o, 'E') ? GELI_REENC_ENCRYPT :
 	    opt_bool(o, 'D') ? GELI_REENC_DECRYPT : GELI_REENC_REKEY);
-	bool given = opt_bool(o, 'E') || opt_bool(o, 'D') || o->given['e'] ||
-	    o->given['l'] || o->given['s'] || o->given['a'];
+	bool given = luks2 || opt_bool(o, 'E') || opt_bool(o, 'D') ||
+	    o->given['e'] || o->given['l'] || o->given['s'] || o->given['a'];
 
 	if (!given)
 		return 0;
@@ -267,7 +273,7 @@ same_parameters(struct opts *o, const char *prov,
 static bool
 new_parameters(struct opts *o)
 {
-	static const char set[] = "DEaelsiJKP";
+	static const char set[] = "DEaelsiJKPt";
 
 	for (const char *c = set; *c != '\0'; c++)
 		if (o->given[(unsigned char)*c])
@@ -300,7 +306,8 @@ resume(struct opts *o, const char *prov, struct geli_provider *p,
 	struct geli_metadata umd = *md;
 	struct geli_reenc_info info;
 	struct geli_reenc *r = NULL;
-	char jpath[4200];
+	struct luks2_keys lk = { 0 };
+	char jpath[4200], hdr[4200] = "";
 	int error;
 
 	umd.version &= 0xffffu;
@@ -333,9 +340,13 @@ resume(struct opts *o, const char *prov, struct geli_provider *p,
 	}
 	if (same_parameters(o, prov, &info) != 0)
 		goto out;
+	if (info.kind != GELI_REENC_LUKS2 && *opt_str(o, 'H') != '\0') {
+		req_error("Option -H needs -t luks2.");
+		goto out;
+	}
 	/* The key that opens the marked record: for -E the new one. */
 	if (reenc_unlock(o, info.kind == GELI_REENC_ENCRYPT && reenc_new_keys_given(o),
-	    p, &umd, prov, mk, NULL, NULL) != 0)
+	    p, &umd, prov, mk, NULL, NULL, NULL) != 0)
 		goto out;
 	error = geli_reenc_resume(p, md, mk, jpath, &r);
 	if (error != 0) {
@@ -350,12 +361,20 @@ resume(struct opts *o, const char *prov, struct geli_provider *p,
 			same_parameters_refused(prov, &info);
 		goto out;
 	}
+	/* LUKS2: the header it started with, there from the start. */
+	if (info.kind == GELI_REENC_LUKS2 && (luks2_header_path(o, uuid, hdr,
+	    sizeof(hdr)) != 0 || luks2_header_check(prov, hdr,
+	    geli_reenc_newkey(r) + GELI_MKEY_DATALEN / 2) != 0))
+		goto out;
 	if (verbose)
 		printf("Resuming %s (%s) at %.1f%%; journal %s.\n", prov,
 		    msg_reenc_kind(info.kind), info.total ? 100.0 *
 		    (double)info.done / (double)info.total : 0.0, jpath);
-	(void)reenc_run(prov, r);
+	if (reenc_run(prov, r, hdr[0] ? hdr : NULL) == 0 &&
+	    info.kind == GELI_REENC_LUKS2)
+		luks2_done(o, prov, hdr, &lk);
 out:
+	luks2_keys_free(&lk);
 	geli_reenc_free(r);
 	geli_wipe(&umd, sizeof(umd));
 	geli_secure_free(mk);
@@ -424,6 +443,15 @@ journal_left(const char *prov, struct geli_provider *p,
 	return ended ? 1 : 0;
 }
 
+/* The kind of a new conversion of a GELI provider the options ask for. */
+static enum geli_reenc_kind
+reenc_kind_asked(struct opts *o)
+{
+	if (strcmp(opt_str(o, 't'), "luks2") == 0)
+		return GELI_REENC_LUKS2;
+	return opt_bool(o, 'D') ? GELI_REENC_DECRYPT : GELI_REENC_REKEY;
+}
+
 /* An attached provider: its daemon converts it (docs/reencrypt.md,
  * "Online"); the command starts or resumes, then follows. */
 static void
@@ -459,8 +487,7 @@ online(struct opts *o, const char *prov, const char *name)
 		else if (verbose)
 			printf("The conversion of %s has ended.\n", prov);
 	} else if (error == 0) {
-		reenc_start(o, prov, p, opt_bool(o, 'D') ? GELI_REENC_DECRYPT :
-		    GELI_REENC_REKEY, &md, name);
+		reenc_start(o, prov, p, reenc_kind_asked(o), &md, name);
 	} else if (error == -GELI_EINPROGRESS) {
 		/* Under way, paused or failed: it goes on, as it started. */
 		if (ctl_status(name, &st) != 0 ||
@@ -511,6 +538,8 @@ cmd_reencrypt(struct opts *o, int argc, char **argv)
 		req_error("Invalid hotzone size.");
 		return;
 	}
+	if (reenc_target(o) < 0)
+		return;
 	if (attached_name(argv[0], name, sizeof(name))) {
 		online(o, argv[0], name);
 		return;
@@ -538,8 +567,7 @@ cmd_reencrypt(struct opts *o, int argc, char **argv)
 	} else if (error == 0 && opt_bool(o, 'E')) {
 		req_error("Provider %s is already a GELI provider.", argv[0]);
 	} else if (error == 0) {
-		reenc_start(o, argv[0], p, opt_bool(o, 'D') ? GELI_REENC_DECRYPT :
-		    GELI_REENC_REKEY, &md, NULL);
+		reenc_start(o, argv[0], p, reenc_kind_asked(o), &md, NULL);
 	} else if ((error == -GELI_ENOMAGIC || error == -EINVAL) &&
 	    opt_bool(o, 'E')) {
 		reenc_start(o, argv[0], p, GELI_REENC_ENCRYPT, NULL, NULL);

@@ -88,12 +88,13 @@ static const struct opt_spec reencrypt_opts[] = {
 	{ 'a', OPT_STR, "" }, { 'b', OPT_BOOL, NULL }, { 'B', OPT_STR, "" },
 	{ 'd', OPT_BOOL, NULL }, { 'D', OPT_BOOL, NULL },
 	{ 'e', OPT_STR, "" }, { 'E', OPT_BOOL, NULL }, { 'f', OPT_BOOL, NULL },
-	{ 'F', OPT_STR, "" }, { 'g', OPT_BOOL, NULL }, { 'i', OPT_NUM, "-1" },
+	{ 'F', OPT_STR, "" }, { 'g', OPT_BOOL, NULL }, { 'H', OPT_STR, "" },
+	{ 'i', OPT_NUM, "-1" },
 	{ 'j', OPT_MULTI, NULL }, { 'J', OPT_MULTI, NULL },
 	{ 'k', OPT_MULTI, NULL }, { 'K', OPT_MULTI, NULL },
 	{ 'l', OPT_NUM, "0" }, { 'n', OPT_NUM, "-1" }, { 'p', OPT_BOOL, NULL },
 	{ 'P', OPT_BOOL, NULL }, { 'R', OPT_BOOL, NULL },
-	{ 's', OPT_NUM, "0" }, { 'T', OPT_BOOL, NULL },
+	{ 's', OPT_NUM, "0" }, { 't', OPT_STR, "" }, { 'T', OPT_BOOL, NULL },
 	{ 'V', OPT_NUM, "-1" }, { 'z', OPT_NUM, "0" }, { 0, 0, NULL }
 };
 static const struct opt_spec no_opts[] = { { 0, 0, NULL } };
@@ -145,7 +146,8 @@ static const struct cmd commands[] = {
 	{ "reencrypt", CMD_VERBOSE, reencrypt_opts,
 	  "[-DEfpPv] [-e ealgo] [-l keylen] [-i iterations] [-j passfile] "
 	  "[-J newpassfile] [-k keyfile] [-K newkeyfile] [-n keyno] "
-	  "[-s sectorsize] [-B backupfile] [-F journal] [-z hotzone] prov",
+	  "[-s sectorsize] [-B backupfile] [-F journal] [-z hotzone] "
+	  "[-t target] [-H headerfile] prov",
 	  cmd_reencrypt },
 	{ "help", 0, no_opts, NULL, cmd_help },
 	{ NULL, 0, NULL, NULL, NULL }

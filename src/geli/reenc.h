@@ -10,17 +10,20 @@
  * the request error. */
 int reenc_journal_of(struct opts *o, const uint8_t uuid[16], char *buf,
     size_t len);
+struct luks2_keys;
 /* md's Master Key into mk from -j/-k/-p (-J/-K/-P with isnew) and -n; the
- * slot that opened in *slot, the user key in ukey (each may be NULL).  0,
- * or -1 with the request error in attach's words. */
+ * slot that opened in *slot, the user key in ukey, the passphrase in
+ * carry's (each may be NULL).  0, or -1 with the request error in attach's
+ * words. */
 int reenc_unlock(struct opts *o, bool isnew, struct geli_provider *p,
     const struct geli_metadata *md, const char *prov, uint8_t *mk,
-    int *slot, uint8_t *ukey);
+    int *slot, uint8_t *ukey, struct luks2_keys *carry);
 /* -J, -K or -P given. */
 bool reenc_new_keys_given(struct opts *o);
 /* Every step to the end, with the progress on a terminal; stopped after a
- * step by SIGINT, SIGTERM or SIGHUP.  0, or -1 with the request error. */
-int reenc_run(const char *prov, struct geli_reenc *r);
+ * step by SIGINT, SIGTERM or SIGHUP; for LUKS2 the end only once hdr holds
+ * the volume key.  0, or -1 with the request error. */
+int reenc_run(const char *prov, struct geli_reenc *r, const char *hdr);
 /* SIGINT, SIGTERM and SIGHUP from here on only mark the conversion to stop
  * (reenc_run) or pause (reenc_wait): called before a request starts one. */
 void reenc_catch_signals(void);
@@ -33,5 +36,44 @@ int reenc_wait(const char *prov, const char *name);
 void reenc_start(struct opts *o, const char *prov, struct geli_provider *p,
     enum geli_reenc_kind kind, struct geli_metadata *md,
     const char *attached);
+
+/* ---- To LUKS2 (reenc_luks2.c) ------------------------------------------------ */
+
+/* -t's target: 0 GELI (the default), 1 LUKS2; -1 with the request error
+ * (an unknown one, or options LUKS2 cannot take). */
+int reenc_target(struct opts *o);
+
+/* The key material of LUKS2's keyslots, in locked memory: a passphrase,
+ * keyfiles' bytes joined (nkeyfiles of them), or both (two keyslots). */
+struct luks2_keys {
+	uint8_t *pass, *keyfile;
+	size_t passlen, keylen;
+	unsigned nkeyfiles;
+};
+void luks2_keys_free(struct luks2_keys *k);
+/* -J and -K's material. */
+int luks2_keys_new(struct opts *o, struct luks2_keys *k);
+/* reenc_unlock's, and the material that opened md (or -J/-K's) into k;
+ * refused for a keyfile and a passphrase together.  0 or -1 with the
+ * request error. */
+int luks2_unlock(struct opts *o, struct geli_provider *p,
+    const struct geli_metadata *md, const char *prov, uint8_t *mk, int *slot,
+    struct luks2_keys *k);
+/* The header of the conversion of uuid: -H, else STATE/luks2/UUID.header
+ * (its directory made); 0 or -1 with the request error. */
+int luks2_header_path(struct opts *o, const uint8_t uuid[16], char *buf,
+    size_t len);
+/* A new header hdr (refused when it exists) for data of S-byte sectors at
+ * byte 0 of data: LUKS2 UUID uuid, volume key vk (64 bytes, aes-xts-plain64),
+ * a keyslot for each of k's, argon2id (-i: PBKDF2); synced.  0, or -1 with
+ * the request error and no file. */
+int luks2_header_write(struct opts *o, const char *hdr, const char *data,
+    uint32_t S, const uint8_t uuid[16], const uint8_t *vk,
+    const struct luks2_keys *k);
+/* Does hdr hold volume key vk?  0, or -1 with the request error. */
+int luks2_header_check(const char *prov, const char *hdr, const uint8_t *vk);
+/* What the user reads at the end: how to open it, crypttab's line. */
+void luks2_done(struct opts *o, const char *prov, const char *hdr,
+    const struct luks2_keys *k);
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "reenc.h"
@@ -18,7 +19,7 @@
 int
 reenc_unlock(struct opts *o, bool isnew, struct geli_provider *p,
     const struct geli_metadata *md, const char *prov, uint8_t *mk,
-    int *slot, uint8_t *ukey)
+    int *slot, uint8_t *ukey, struct luks2_keys *carry)
 {
 	struct msg_args a = { .prov = prov };
 	struct geli_keymat km;
@@ -41,6 +42,14 @@ reenc_unlock(struct opts *o, bool isnew, struct geli_provider *p,
 	if (error == 0 && ukey != NULL)
 		error = geli_ukey_final(km.keyfiles, md, km.passphrase,
 		    km.passlen, ukey);
+	/* The passphrase itself, for a LUKS2 keyslot. */
+	if (error == 0 && carry != NULL && km.passphrase != NULL) {
+		if ((carry->pass = geli_secure_alloc(km.passlen + 1)) == NULL)
+			error = -ENOMEM;
+		else
+			memcpy(carry->pass, km.passphrase, km.passlen);
+		carry->passlen = km.passlen;
+	}
 	keysrc_free(ks);
 	if (error != 0) {
 		req_msg(OP_ATTACH, GELI_STEP_NONE, error, &a);
@@ -201,6 +210,28 @@ backup_new(struct opts *o, const char *prov, struct geli_metadata *nmd,
 	free(file);
 }
 
+/* LUKS2: what the provider goes to, refused where LUKS2 cannot map it. */
+static int
+luks2_record(const char *prov, struct geli_provider *p,
+    const struct geli_metadata *md, struct geli_metadata *nmd)
+{
+	uint64_t N = geli_provider_mediasize(p);
+
+	if (geli_luks2_record(md->sectorsize, N, nmd) != 0) {
+		req_error("Provider %s has %u-byte sectors, which LUKS2 cannot "
+		    "take.", prov, (unsigned)md->sectorsize);
+		return -1;
+	}
+	/* dm-crypt maps whole sectors from byte 0 to the end. */
+	if (N % nmd->sectorsize != 0) {
+		req_error("Provider %s is %ju bytes, not a multiple of LUKS2's "
+		    "%u-byte sectors.", prov, (uintmax_t)N,
+		    (unsigned)nmd->sectorsize);
+		return -1;
+	}
+	return 0;
+}
+
 /* The daemon of an attached provider asked to start: 0, or -1 with the
  * request error. */
 static int
@@ -261,7 +292,8 @@ reenc_start(struct opts *o, const char *prov, struct geli_provider *p,
 	uint8_t *ukey = keys + 2 * GELI_MKEY_DATALEN, uuid[16];
 	struct geli_metadata nmd;
 	struct geli_reenc *r = NULL;
-	char pbuf[4096], jpath[4200];
+	struct luks2_keys lk = { 0 };
+	char pbuf[4096], jpath[4200], hdr[4200] = "";
 	const char *path = prov_path(prov, pbuf, sizeof(pbuf));
 	int slot = 0, error;
 
@@ -270,7 +302,30 @@ reenc_start(struct opts *o, const char *prov, struct geli_provider *p,
 		req_error("Cannot allocate memory.");
 		return;
 	}
-	if (kind == GELI_REENC_ENCRYPT) {
+	if (kind != GELI_REENC_LUKS2 && *opt_str(o, 'H') != '\0') {
+		req_error("Option -H needs -t luks2.");
+		goto out;
+	}
+	if (kind == GELI_REENC_LUKS2) {
+		if (attached != NULL) {
+			req_error("Provider %s is attached: detach it first, "
+			    "then run 'geli reencrypt -t luks2 %s' (online "
+			    "conversion to LUKS2 is not built yet).", prov,
+			    prov);
+			goto out;
+		}
+		if (refuse_auth(prov, md) != 0 || luks2_record(prov, p, md,
+		    &nmd) != 0 || luks2_unlock(o, p, md, prov, oldmk, &slot,
+		    &lk) != 0)
+			goto out;
+		/* Its volume key where a Master Key's Data Key is. */
+		memset(newmk, 0, GELI_MKEY_DATALEN);
+		if (geli_random_key(newmk + GELI_MKEY_DATALEN / 2,
+		    GELI_MKEY_DATALEN / 2) != 0) {
+			req_error("Cannot get random bytes.");
+			goto out;
+		}
+	} else if (kind == GELI_REENC_ENCRYPT) {
 		if (encrypt_record(o, prov, path, p, &nmd) != 0 ||
 		    new_slots(o, &nmd, newmk, NULL) != 0)
 			goto out;
@@ -279,7 +334,7 @@ reenc_start(struct opts *o, const char *prov, struct geli_provider *p,
 		    (kind == GELI_REENC_REKEY &&
 		    rekey_record(o, prov, md, &nmd) != 0) ||
 		    reenc_unlock(o, false, p, md, prov, oldmk, &slot,
-		    reenc_new_keys_given(o) ? NULL : ukey) != 0)
+		    reenc_new_keys_given(o) ? NULL : ukey, NULL) != 0)
 			goto out;
 		if (kind == GELI_REENC_REKEY && new_slots(o, &nmd, newmk,
 		    reenc_new_keys_given(o) ? NULL : ukey) != 0)
@@ -292,6 +347,13 @@ reenc_start(struct opts *o, const char *prov, struct geli_provider *p,
 	}
 	if (reenc_journal_of(o, uuid, jpath, sizeof(jpath)) != 0)
 		goto out;
+	/* LUKS2's header before anything changes on the provider. */
+	if (kind == GELI_REENC_LUKS2 && (luks2_header_path(o, uuid, hdr,
+	    sizeof(hdr)) != 0 || luks2_header_write(o, hdr, path,
+	    nmd.sectorsize, uuid, newmk + GELI_MKEY_DATALEN / 2, &lk) != 0)) {
+		hdr[0] = '\0';
+		goto out;
+	}
 	if (attached != NULL) {
 		if (start_attached(o, attached, kind, slot, &nmd, newmk, uuid,
 		    jpath) == 0 && reenc_wait(prov, attached) == 0 &&
@@ -309,14 +371,23 @@ reenc_start(struct opts *o, const char *prov, struct geli_provider *p,
 		    error == -GELI_EJOURNALEXISTS ? jpath : "",
 		    error == -GELI_EJOURNALEXISTS ? " exists" :
 		    geli_strerror(error));
+		/* Nothing refers to the header: it goes too. */
+		if (hdr[0] != '\0')
+			unlink(hdr);
 		goto out;
 	}
 	if (verbose)
-		printf("Converting %s (%s); journal %s.\n", prov,
-		    msg_reenc_kind(kind), jpath);
-	if (reenc_run(prov, r) == 0 && kind != GELI_REENC_DECRYPT)
+		printf("Converting %s (%s); journal %s%s%s.\n", prov,
+		    msg_reenc_kind(kind), jpath, hdr[0] ? ", header " : "",
+		    hdr);
+	if (reenc_run(prov, r, hdr[0] ? hdr : NULL) != 0)
+		goto out;
+	if (kind == GELI_REENC_LUKS2)
+		luks2_done(o, prov, hdr, &lk);
+	else if (kind != GELI_REENC_DECRYPT)
 		backup_new(o, prov, &nmd, geli_provider_sectorsize(p));
 out:
+	luks2_keys_free(&lk);
 	geli_reenc_free(r);
 	geli_wipe(&nmd, sizeof(nmd));
 	geli_secure_free(keys);

@@ -37,6 +37,7 @@ has "geli " init label attach detach onetime configure setkey delkey suspend \
 	resume kill backup restore resize version clear dump list status serve bench help
 is "geli attach -" "-C -L -b -d -j -k -n -p -r -v"
 is "geli attach -b " "auto fuse ublk"
+is "geli reencrypt -t " "geli luks2"
 is "geli delkey -" "-a -f -n -v"
 is "geli suspend -" "-a -v"
 has "geli init -" -a -B -b -e -i -J -K -l -P -s -T -V

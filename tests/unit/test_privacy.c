@@ -84,7 +84,7 @@ fixture_open(struct fixture *f, unsigned ealgo, unsigned keylen, uint32_t S)
 	f->md.keylen = (uint16_t)keylen;
 	f->md.sectorsize = S;
 	if (sector_geom_init(&f->g, gc_current(), &f->md, 512) != 0 ||
-	    keys_init(&f->keys, &f->md, mkey, 512) != 0)
+	    keys_init(&f->keys, &f->md, mkey, 512, false) != 0)
 		return false;
 	f->c = sector_ctx_new(&f->g, &f->keys);
 	return f->c != NULL;

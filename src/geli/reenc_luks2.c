@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * geli reencrypt -t luks2 (docs/reencrypt.md, "To LUKS2"): the LUKS2
+ * header of a conversion to the kernel's own encryption, written through
+ * libcryptsetup before the first sector is converted, its keyslots made of
+ * the key material that opened the GELI provider (or new, -J/-K); checked
+ * against the journal's volume key before GELI's record goes; and the
+ * crypttab line at the end.  The conversion itself is libgeli's
+ * (GELI_REENC_LUKS2).
+ */
+#include <fcntl.h>
+#include <libcryptsetup.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "files.h"
+#include "keyfiles.h"
+#include "reenc.h"
+
+/* What cryptsetup reads of a --key-file by default (8 MiB). */
+#define LUKS2_KEYFILE_MAX (8u << 20)
+
+int
+reenc_target(struct opts *o)
+{
+	const char *t = opt_str(o, 't');
+
+	/* (-H alone names the header of a conversion to LUKS2 resumed.) */
+	if (strcmp(t, "geli") == 0 && *opt_str(o, 'H') != '\0') {
+		req_error("Option -H needs -t luks2.");
+		return -1;
+	}
+	if (*t == '\0' || strcmp(t, "geli") == 0)
+		return 0;
+	if (strcmp(t, "luks2") != 0) {
+		req_error("Invalid target: %s (geli or luks2).", t);
+		return -1;
+	}
+	if (opt_bool(o, 'E') || opt_bool(o, 'D') || o->given['e'] ||
+	    o->given['l'] || o->given['a'] || o->given['s']) {
+		req_error("Option -t luks2 takes none of -D, -E, -a, -e, -l "
+		    "and -s: LUKS2's cipher is aes-xts-plain64 with a "
+		    "512-bit key, its sectors GELI's.");
+		return -1;
+	}
+	return 1;
+}
+
+static void
+uuid_string(const uint8_t u[16], char s[37])
+{
+	snprintf(s, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+	    "%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3], u[4], u[5],
+	    u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+}
+
+int
+luks2_header_path(struct opts *o, const uint8_t uuid[16], char *buf,
+    size_t len)
+{
+	const char *h = opt_str(o, 'H');
+	char dir[4200], u[37], *slash;
+	int n;
+
+	if (*h != '\0') {
+		n = *h == '/' || getcwd(dir, sizeof(dir)) == NULL ?
+		    snprintf(buf, len, "%s", h) :
+		    snprintf(buf, len, "%s/%s", dir, h);
+		return n < 0 || (size_t)n >= len ? -1 : 0;
+	}
+	/* Beside the journals: STATE/reencrypt/X.journal, STATE/luks2/. */
+	if (reenc_journal_path(uuid, false, dir, sizeof(dir)) != 0 ||
+	    (slash = strrchr(dir, '/')) == NULL)
+		goto fail;
+	*slash = '\0';
+	if ((slash = strrchr(dir, '/')) == NULL)
+		goto fail;
+	uuid_string(uuid, u);
+	n = snprintf(slash, sizeof(dir) - (size_t)(slash - dir), "/luks2");
+	if (n < 0 || make_dirs(dir, 0755) != 0)
+		goto fail;
+	n = snprintf(buf, len, "%s/%s.header", dir, u);
+	if (n >= 0 && (size_t)n < len)
+		return 0;
+fail:
+	req_error("Cannot make a directory for the LUKS2 header: use -H.");
+	return -1;
+}
+
+/* ---- Key material ---------------------------------------------------------- */
+
+void
+luks2_keys_free(struct luks2_keys *k)
+{
+	geli_secure_free(k->pass);
+	geli_secure_free(k->keyfile);
+	memset(k, 0, sizeof(*k));
+}
+
+/* -k's (or -K's) files joined, as GELI hashes them. */
+static int
+join_keyfiles(struct opts *o, char opt, struct luks2_keys *k)
+{
+	const char *const *files;
+	int n = opt_multi(o, opt, &files);
+	char msg[4200];
+
+	if (n == 0)
+		return 0;
+	if (keyfiles_join(files, (size_t)n, LUKS2_KEYFILE_MAX, &k->keyfile,
+	    &k->keylen, msg, sizeof(msg)) != 0) {
+		req_error("%s", msg);
+		return -1;
+	}
+	k->nkeyfiles = (unsigned)n;
+	return 0;
+}
+
+int
+luks2_keys_new(struct opts *o, struct luks2_keys *k)
+{
+	const char *const *files;
+	int n = opt_multi(o, 'J', &files);
+	char msg[4200];
+
+	memset(k, 0, sizeof(*k));
+	if (n > 0) {
+		if ((k->pass = geli_secure_alloc(GELI_MAX_PASSLEN + 1)) == NULL) {
+			req_error("Cannot allocate memory.");
+			return -1;
+		}
+		if (passfiles_read((char *)k->pass, files, (size_t)n, msg,
+		    sizeof(msg)) != 0) {
+			req_error("%s", msg);
+			luks2_keys_free(k);
+			return -1;
+		}
+		k->passlen = strlen((char *)k->pass);
+	}
+	if (join_keyfiles(o, 'K', k) != 0) {
+		luks2_keys_free(k);
+		return -1;
+	}
+	if (k->pass == NULL && k->keyfile == NULL) {
+		req_error("Option -t luks2 takes new key material from -J or "
+		    "-K (a typed passphrase: use a passfile, -J -).");
+		return -1;
+	}
+	return 0;
+}
+
+int
+luks2_unlock(struct opts *o, struct geli_provider *p,
+    const struct geli_metadata *md, const char *prov, uint8_t *mk, int *slot,
+    struct luks2_keys *k)
+{
+	memset(k, 0, sizeof(*k));
+	if (reenc_new_keys_given(o))
+		return reenc_unlock(o, false, p, md, prov, mk, slot, NULL,
+		    NULL) != 0 || luks2_keys_new(o, k) != 0 ? -1 : 0;
+	if (o->given['k'] && !opt_bool(o, 'p')) {
+		req_error("Provider %s opens with a keyfile and a passphrase "
+		    "together, which a LUKS2 keyslot cannot take: give new key "
+		    "material with -J or -K.", prov);
+		return -1;
+	}
+	/* What opened it, kept for the keyslot. */
+	if (reenc_unlock(o, false, p, md, prov, mk, slot, NULL, k) != 0 ||
+	    join_keyfiles(o, 'k', k) != 0) {
+		luks2_keys_free(k);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- The header --------------------------------------------------------------- */
+
+/* libcryptsetup's own messages, for the request error. */
+static char cs_msg[512];
+
+static void
+cs_log(int level, const char *msg, void *usrptr)
+{
+	size_t n;
+
+	(void)usrptr;
+	if (level != CRYPT_LOG_ERROR || cs_msg[0] != '\0')
+		return;
+	snprintf(cs_msg, sizeof(cs_msg), "%s", msg);
+	n = strlen(cs_msg);
+	while (n > 0 && (cs_msg[n - 1] == '\n' || cs_msg[n - 1] == '.'))
+		cs_msg[--n] = '\0';
+}
+
+static int
+cs_failed(const char *what, const char *file, int error)
+{
+	req_error("Cannot %s %s: %s.", what, file, cs_msg[0] != '\0' ? cs_msg :
+	    strerror(-error));
+	return -1;
+}
+
+/* The keyslots' KDF: argon2id as cryptsetup's defaults, or PBKDF2 of -i
+ * iterations. */
+static int
+set_pbkdf(struct crypt_device *cd, struct opts *o)
+{
+	struct crypt_pbkdf_type pbkdf = { .type = CRYPT_KDF_PBKDF2,
+	    .hash = "sha256", .flags = CRYPT_PBKDF_NO_BENCHMARK };
+	const struct crypt_pbkdf_type *def;
+
+	if (opt_num(o, 'i') < 0) {
+		def = crypt_get_pbkdf_default(CRYPT_LUKS2);
+		return def == NULL ? -EINVAL : crypt_set_pbkdf_type(cd, def);
+	}
+	if (opt_num(o, 'i') < 1000) {
+		req_error("LUKS2 takes PBKDF2 of 1000 iterations or more (-i).");
+		return 1;
+	}
+	pbkdf.iterations = (uint32_t)opt_num(o, 'i');
+	return crypt_set_pbkdf_type(cd, &pbkdf);
+}
+
+int
+luks2_header_write(struct opts *o, const char *hdr, const char *data,
+    uint32_t S, const uint8_t uuid[16], const uint8_t *vk,
+    const struct luks2_keys *k)
+{
+	struct crypt_params_luks2 params = { .sector_size = S,
+	    .data_device = data };
+	struct crypt_device *cd = NULL;
+	char u[37];
+	int fd, error;
+
+	cs_msg[0] = '\0';
+	crypt_set_log_callback(NULL, cs_log, NULL);
+	fd = open(hdr, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		req_error(errno == EEXIST ? "LUKS2 header %s exists: remove "
+		    "it, or name another with -H." : "Cannot create the LUKS2 "
+		    "header %s: %s.", hdr, strerror(errno));
+		return -1;
+	}
+	/* libcryptsetup opens only what exists, of a sector at least. */
+	error = posix_fallocate(fd, 0, 4096);
+	close(fd);
+	if (error != 0) {
+		req_error("Cannot create the LUKS2 header %s: %s.", hdr,
+		    strerror(error));
+		goto fail;
+	}
+	uuid_string(uuid, u);
+	if ((error = crypt_init(&cd, hdr)) < 0) {
+		cs_failed("open", hdr, error);
+		goto fail;
+	}
+	crypt_set_log_callback(cd, cs_log, NULL);
+	if ((error = set_pbkdf(cd, o)) != 0) {
+		if (error < 0)
+			cs_failed("set the key derivation of", hdr, error);
+		goto fail;
+	}
+	/* data_alignment 0 with a detached header: the data at byte 0. */
+	if ((error = crypt_format(cd, CRYPT_LUKS2, "aes", "xts-plain64", u,
+	    (const char *)vk, 64, &params)) < 0) {
+		cs_failed("write the LUKS2 header", hdr, error);
+		goto fail;
+	}
+	if ((k->pass != NULL && (error = crypt_keyslot_add_by_volume_key(cd,
+	    CRYPT_ANY_SLOT, (const char *)vk, 64, (const char *)k->pass,
+	    k->passlen)) < 0) || (k->keyfile != NULL &&
+	    (error = crypt_keyslot_add_by_volume_key(cd, CRYPT_ANY_SLOT,
+	    (const char *)vk, 64, (const char *)k->keyfile, k->keylen)) < 0)) {
+		cs_failed("add a keyslot to", hdr, error);
+		goto fail;
+	}
+	crypt_free(cd);
+	cd = NULL;
+	if ((error = sync_file_and_dir(hdr)) != 0) {
+		req_error("Cannot sync the LUKS2 header %s: %s.", hdr,
+		    strerror(-error));
+		goto fail;
+	}
+	return 0;
+fail:
+	crypt_free(cd);
+	unlink(hdr);
+	return -1;
+}
+
+int
+luks2_header_check(const char *prov, const char *hdr, const uint8_t *vk)
+{
+	struct crypt_device *cd = NULL;
+	int error;
+
+	cs_msg[0] = '\0';
+	crypt_set_log_callback(NULL, cs_log, NULL);
+	error = crypt_init(&cd, hdr);
+	if (error == 0)
+		error = crypt_load(cd, CRYPT_LUKS2, NULL);
+	if (error == 0)
+		error = crypt_volume_key_verify(cd, (const char *)vk, 64);
+	crypt_free(cd);
+	if (error == 0)
+		return 0;
+	req_error("The LUKS2 header %s is not the one of the conversion of "
+	    "%s%s%s: GELI's record stays. Name the header with -H.", hdr, prov,
+	    error == -EPERM ? "" : ": ", error == -EPERM ? "" :
+	    cs_msg[0] != '\0' ? cs_msg : strerror(-error));
+	return -1;
+}
+
+void
+luks2_done(struct opts *o, const char *prov, const char *hdr,
+    const struct luks2_keys *k)
+{
+	const char *const *files;
+	char name[256], path[4096], real[4096];
+	const char *key = "none";
+
+	attach_name_of(prov, name, sizeof(name));
+	if (realpath(prov_path(prov, path, sizeof(path)), real) == NULL)
+		snprintf(real, sizeof(real), "%s", path);
+	/* One keyfile is what crypttab can name; a joined one is not a file. */
+	if (k->keyfile != NULL && k->pass == NULL &&
+	    opt_multi(o, reenc_new_keys_given(o) ? 'K' : 'k', &files) == 1)
+		key = files[0];
+	printf("%s is a LUKS2 volume now, its header %s.\n", prov, hdr);
+	if (k->nkeyfiles > 1)
+		printf("Its keyfile keyslot takes the %u keyfiles joined, in the "
+		    "order given (cat them into one file).\n", k->nkeyfiles);
+	if (k->pass != NULL && k->keyfile != NULL)
+		printf("A passphrase keyslot and a keyfile keyslot: either "
+		    "opens it alone.\n");
+	printf("Open it with: cryptsetup open --header %s %s %s\n", hdr, real,
+	    name);
+	printf("/etc/crypttab: %s %s %s luks,header=%s\n", name, real, key,
+	    hdr);
+}

@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# geli reencrypt -t luks2 (docs/reencrypt.md, "To LUKS2"), offline, proven
+# with what no one here wrote: cryptsetup (luksDump, and
+# --dump-volume-key with the carried or new key material) reads each
+# header, and Python's cryptography, an AES-XTS of its own, decrypts the
+# converted provider with that key and dm-crypt's plain64 tweak (the 512-
+# byte sector number): the .eli's bytes at the same offsets, zeros past
+# them.  GELI providers of each cipher the project reads (made by -E from
+# random bytes, and FreeBSD's own), sector sizes 512 to 8192 (as 4096-byte
+# LUKS2 sectors), passphrase, keyfile, two keyfiles joined, new key
+# material, a hole, argon2id and PBKDF2 keyslots; a conversion killed
+# halfway and resumed; the refusals, nothing changed.  (dm-crypt itself,
+# and online conversion, are the guest lane's.)
+. "$(dirname "$0")/lib.sh"
+if ! command -v cryptsetup >/dev/null || ! python3 -c 'import cryptography' 2>/dev/null; then
+	skip "needs cryptsetup (cryptsetup-bin) and Python's cryptography"
+	done_testing
+	exit
+fi
+passfile "$T/pass" "luks2 test"
+passfile "$T/pass2" "another one"
+head -c 64 /dev/urandom >"$T/key1"
+head -c 100 /dev/urandom >"$T/key2"
+
+# luks2_plain DEV VKHEX S OUT LEN: LEN bytes of DEV decrypted as LUKS2's
+# aes-xts-plain64 of S-byte sectors with volume key VKHEX, into OUT.
+luks2_plain() {
+	python3 - "$@" <<'PY'
+import sys
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+dev, vk, S, out, n = sys.argv[1], bytes.fromhex(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+with open(dev, "rb") as f, open(out, "wb") as o:
+    for off in range(0, n, S):
+        tweak = (off // 512).to_bytes(8, "little") + bytes(8)
+        d = Cipher(algorithms.AES(vk), modes.XTS(tweak)).decryptor()
+        o.write(d.update(f.read(S)) + d.finalize())
+PY
+}
+# volume_key HDR KEYFILE: the volume key cryptsetup finds with KEYFILE's
+# bytes (a passphrase: a file without its newline), in hex.
+volume_key() {
+	cryptsetup luksDump --dump-volume-key --batch-mode --key-file "$2" "$1" 2>/dev/null |
+		awk '/^MK dump:/ { f = 1; sub(/^MK dump:/, "") } f && /^[ \t]*([0-9a-f][0-9a-f] )+/ { print } /^[A-Z]/ && !/^MK dump/ { f = 0 }' |
+		tr -d ' \t\n'
+}
+nonl() { local f=$T/$(basename "$1").raw; printf "%s" "$(head -n 1 "$1")" >"$f"; echo "$f"; }
+
+# mkgeli NAME MiB S INIT-OPTIONS...: a GELI provider made by -E from random
+# bytes; its .eli's bytes in NAME.ref.
+mkgeli() {
+	local name=$1 mib=$2 S=$3
+	shift 3
+	head -c $((mib << 20)) /dev/urandom >"$T/$name.img"
+	head -c $(((mib << 20) - S)) "$T/$name.img" >"$T/$name.ref"
+	"$GELI" reencrypt -E -f -B none -s "$S" "$@" "$T/$name.img" >/dev/null 2>"$T/mk.err" ||
+		{ echo "mkgeli $name:"; cat "$T/mk.err"; } | diag
+}
+# converted NAME HDR KEYFILE S DESC: the checks on a converted provider.
+converted() {
+	local name=$1 hdr=$2 key=$3 S=$4 desc=$5 vk len
+	len=$(stat -c %s "$T/$name.ref")
+	check "$desc: cryptsetup reads the header (LUKS2, aes-xts-plain64, $S-byte sectors, data at 0)" \
+		bash -c 'd=$(cryptsetup luksDump "$1"); grep -q "^Version:[[:space:]]*2$" <<<"$d" &&
+			grep -q "cipher: aes-xts-plain64" <<<"$d" && grep -q "sector: $2 \[bytes\]" <<<"$d" &&
+			grep -q "offset: 0 \[bytes\]" <<<"$d"' _ "$hdr" "$S"
+	vk=$(volume_key "$hdr" "$key")
+	check "$desc: the key material opens a keyslot, a 512-bit key" test ${#vk} = 128
+	luks2_plain "$T/$name.img" "$vk" "$S" "$T/$name.got" "$len"
+	check "$desc: decrypted by Python's AES-XTS, the .eli's bytes" cmp -s "$T/$name.got" "$T/$name.ref"
+	check "$desc: zeros past them, GELI's record among them" \
+		cmp -s <(tail -c +$((len + 1)) "$T/$name.img") <(head -c $(($(stat -c %s "$T/$name.img") - len)) /dev/zero)
+	check "$desc: nothing of GELI left for geli dump or blkid" bash -c \
+		'! "$1" dump "$2" >/dev/null 2>&1 && [ -z "$(blkid -p -o value -s TYPE "$2" 2>/dev/null)" ]' _ "$GELI" "$T/$name.img"
+}
+
+# ---- Conversions ------------------------------------------------------------------
+mkgeli a 8 4096 -i 1000 -J "$T/pass"
+run "$GELI" reencrypt -t luks2 -j "$T/pass" "$T/a.img"
+hdr=$(ls "$T"/state/luks2/*.header 2>/dev/null | head -n 1)
+check "AES-XTS 128, 4096: converted; the header in the state directory, named by its UUID" \
+	test "$rc" = 0 -a -n "$hdr" -a "$(basename "$hdr" .header)" = "$(cryptsetup luksUUID "$hdr" 2>/dev/null)"
+check "... argon2id keyslots by default" grep -q 'PBKDF:[[:space:]]*argon2id' <(cryptsetup luksDump "$hdr")
+check "... blkid calls the header crypto_LUKS" test "$(blkid -p -o value -s TYPE "$hdr")" = crypto_LUKS
+check "... the output has crypttab's line, with header=" \
+	grep -qx "/etc/crypttab: a.img $T/a.img none luks,header=$hdr" "$T/out"
+check "... no journal is left" test -z "$(ls "$T/state/reencrypt" 2>/dev/null)"
+converted a "$hdr" "$(nonl "$T/pass")" 4096 "AES-XTS 128/4096, passphrase"
+
+mkgeli b 4 512 -e blowfish-cbc -l 448 -P -K "$T/key1"
+expect_ok "Blowfish 448, 512, a keyfile: converted (-H, PBKDF2 -i 1000)" \
+	"$GELI" reencrypt -t luks2 -H "$T/b.hdr" -i 1000 -p -k "$T/key1" "$T/b.img"
+check "... PBKDF2 of 1000 iterations" grep -q 'Iterations:[[:space:]]*1000$' <(cryptsetup luksDump "$T/b.hdr")
+converted b "$T/b.hdr" "$T/key1" 512 "Blowfish 448/512, keyfile"
+
+mkgeli c 4 8192 -e 3des-cbc -l 192 -P -K "$T/key1" -K "$T/key2"
+run "$GELI" reencrypt -t luks2 -H "$T/c.hdr" -i 1000 -p -k "$T/key1" -k "$T/key2" "$T/c.img"
+check "3DES, 8192-byte sectors, two keyfiles: converted, the joining said" \
+	bash -c '[ "$1" = 0 ] && grep -q "takes the 2 keyfiles joined" "$2"' _ "$rc" "$T/out"
+cat "$T/key1" "$T/key2" >"$T/key12"
+converted c "$T/c.hdr" "$T/key12" 4096 "3DES/8192 as 4096, keyfiles joined"
+
+mkgeli d 4 4096 -e camellia-cbc -l 256 -i 1000 -J "$T/pass"
+expect_ok "Camellia 256, 4096, a new passphrase (-J): converted" \
+	"$GELI" reencrypt -t luks2 -H "$T/d.hdr" -i 1000 -j "$T/pass" -J "$T/pass2" "$T/d.img"
+check "... the old passphrase opens no keyslot" test -z "$(volume_key "$T/d.hdr" "$(nonl "$T/pass")")"
+converted d "$T/d.hdr" "$(nonl "$T/pass2")" 4096 "Camellia 256/4096, new passphrase"
+
+# A hole: a sector stored as zeros, which the .eli reads as zeros.
+mkgeli e 4 512 -e aes-cbc -l 128 -i 1000 -J "$T/pass"
+dd if=/dev/zero of="$T/e.img" bs=512 seek=100 count=3 conv=notrunc status=none
+dd if=/dev/zero of="$T/e.ref" bs=512 seek=100 count=3 conv=notrunc status=none
+expect_ok "AES-CBC 128, 512, three sectors stored as zeros: converted" \
+	"$GELI" reencrypt -t luks2 -H "$T/e.hdr" -i 1000 -j "$T/pass" "$T/e.img"
+converted e "$T/e.hdr" "$(nonl "$T/pass")" 512 "AES-CBC 128/512 with a hole"
+
+# FreeBSD's own: version 6, AES-XTS 128, 4096-byte sectors.
+BM=$FIX/fbsd9-v6-aesxts128-4k-bluemoon
+cp "$BM.img" "$T/bm.img"
+"$GELI" attach -r -j "$BM.pass" "$T/bm.img" 2>/dev/null && cp "$GELI_RUNDIR/bm.img.eli" "$T/bm.ref" &&
+	"$GELI" detach bm.img
+expect_ok "FreeBSD's bluemoon (v6, AES-XTS 128, 4096): converted" \
+	"$GELI" reencrypt -t luks2 -H "$T/bm.hdr" -i 1000 -j "$BM.pass" "$T/bm.img"
+converted bm "$T/bm.hdr" "$(nonl "$BM.pass")" 4096 "FreeBSD's bluemoon"
+check "FreeBSD's bluemoon: its plaintext prefix" cmp -s <(head -c "$(stat -c %s "$BM.plain-prefix")" "$T/bm.got") "$BM.plain-prefix"
+
+# ---- Killed halfway, resumed --------------------------------------------------------
+SHIM=${GELI_BUILD:-}/tests/fault/faultshim.so
+mkgeli k 32 4096 -i 1000 -J "$T/pass"
+ksum=$(md5sum <"$T/k.img")
+if [ -f "$SHIM" ]; then
+	# Each write 2 ms long: the conversion lasts seconds, the kill lands in it.
+	env LD_PRELOAD="$(preload_list "$SHIM")" FAULT_PATH="$T/k.img" FAULT_WRITE_DELAY_US=2000 \
+		"$GELI" reencrypt -t luks2 -H "$T/k.hdr" -i 1000 -j "$T/pass" -z 65536 "$T/k.img" >/dev/null 2>&1 &
+	kpid=$!
+	check "killed: the conversion was under way" wait_for \
+		bash -c '"$1" dump "$2" 2>/dev/null | grep -qE "progress: conversion to LUKS2, [1-9][0-9]* of"' _ "$GELI" "$T/k.img"
+	kill -9 "$kpid"
+	wait "$kpid" 2>/dev/null
+	check "killed: GELI's record marked, the header there" \
+		bash -c '"$1" dump "$2" 2>/dev/null | grep -q "journal:" && [ -s "$3" ]' _ "$GELI" "$T/k.img" "$T/k.hdr"
+	expect_err "killed: a resume with another header is refused, nothing changed" \
+		"geli: The LUKS2 header $T/b.hdr is not the one of the conversion of $T/k.img: GELI's record stays. Name the header with -H." \
+		--same "$T/k.img" -- "$GELI" reencrypt -H "$T/b.hdr" -j "$T/pass" "$T/k.img"
+	expect_ok "killed: the same command resumes" "$GELI" reencrypt -t luks2 -H "$T/k.hdr" -i 1000 -j "$T/pass" "$T/k.img"
+	converted k "$T/k.hdr" "$(nonl "$T/pass")" 4096 "killed and resumed"
+else
+	skip "killed halfway: faultshim.so not built"
+fi
+
+# ---- Refusals, nothing changed --------------------------------------------------------
+mkgeli r 4 4096 -i 1000 -J "$T/pass"
+expect_err "a wrong passphrase" "geli: Wrong key for $T/r.img." \
+	--same "$T/r.img" -- "$GELI" reencrypt -t luks2 -H "$T/r.hdr" -i 1000 -j "$T/pass2" "$T/r.img"
+check "... and no header is left" test ! -e "$T/r.hdr"
+: >"$T/exists.hdr"
+expect_err "a header file that exists" \
+	"geli: LUKS2 header $T/exists.hdr exists: remove it, or name another with -H." \
+	--same "$T/r.img" -- "$GELI" reencrypt -t luks2 -H "$T/exists.hdr" -i 1000 -j "$T/pass" "$T/r.img"
+mkgeli kp 4 4096 -i 1000 -J "$T/pass" -K "$T/key1"
+expect_err "a keyfile and a passphrase together, without new key material" \
+	"geli: Provider $T/kp.img opens with a keyfile and a passphrase together, which a LUKS2 keyslot cannot take: give new key material with -J or -K." \
+	--same "$T/kp.img" -- "$GELI" reencrypt -t luks2 -H "$T/kp.hdr" -j "$T/pass" -k "$T/key1" "$T/kp.img"
+expect_ok "... with -K: converted" \
+	"$GELI" reencrypt -t luks2 -H "$T/kp.hdr" -i 1000 -j "$T/pass" -k "$T/key1" -P -K "$T/key2" "$T/kp.img"
+converted kp "$T/kp.hdr" "$T/key2" 4096 "keyfile and passphrase, new keyfile"
+head -c $((4 << 20)) /dev/urandom >"$T/auth.img"
+"$GELI" init -B none -a hmac/sha256 -i 1000 -J "$T/pass" "$T/auth.img" >/dev/null 2>&1
+expect_err "an integrity provider" \
+	"geli: Provider $T/auth.img uses integrity (HMAC/SHA256): its sectors cannot be converted in place." \
+	--same "$T/auth.img" -- "$GELI" reencrypt -t luks2 -H "$T/auth.hdr" -j "$T/pass" "$T/auth.img"
+expect_err "an unknown target" "geli: Invalid target: luks1 (geli or luks2)." \
+	--same "$T/r.img" -- "$GELI" reencrypt -t luks1 -j "$T/pass" "$T/r.img"
+expect_err "-t luks2 with a cipher" \
+	"geli: Option -t luks2 takes none of -D, -E, -a, -e, -l and -s: LUKS2's cipher is aes-xts-plain64 with a 512-bit key, its sectors GELI's." \
+	--same "$T/r.img" -- "$GELI" reencrypt -t luks2 -e aes-cbc -j "$T/pass" "$T/r.img"
+expect_err "-H without -t luks2" "geli: Option -H needs -t luks2." \
+	--same "$T/r.img" -- "$GELI" reencrypt -H "$T/x.hdr" -j "$T/pass" "$T/r.img"
+expect_err "PBKDF2 below LUKS2's least count" "geli: LUKS2 takes PBKDF2 of 1000 iterations or more (-i)." \
+	--same "$T/r.img" -- "$GELI" reencrypt -t luks2 -H "$T/r.hdr" -i 999 -j "$T/pass" "$T/r.img"
+# Another kind of conversion under way: a resume takes its parameters.
+mkgeli m 16 4096 -i 1000 -J "$T/pass"
+if [ -f "$SHIM" ]; then
+	env LD_PRELOAD="$(preload_list "$SHIM")" FAULT_PATH="$T/m.img" FAULT_WRITE_DELAY_US=2000 \
+		"$GELI" reencrypt -j "$T/pass" -z 65536 "$T/m.img" >/dev/null 2>&1 &
+	mpid=$!
+	wait_for bash -c '"$1" dump "$2" 2>/dev/null | grep -q "journal:"' _ "$GELI" "$T/m.img"
+	kill -9 "$mpid"
+	wait "$mpid" 2>/dev/null
+	expect_err "a provider under another conversion" \
+		"geli: Provider $T/m.img is being converted to AES-XTS 128 (a new Master Key): a resume takes the same parameters." \
+		--same "$T/m.img" -- "$GELI" reencrypt -t luks2 -H "$T/m.hdr" -j "$T/pass" "$T/m.img"
+fi
+if need_fuse; then
+	"$GELI" attach -j "$T/pass" "$T/r.img"
+	expect_err "an attached provider (online conversion to LUKS2 not built yet)" \
+		"geli: Provider $T/r.img is attached: detach it first, then run 'geli reencrypt -t luks2 $T/r.img' (online conversion to LUKS2 is not built yet)." \
+		"$GELI" reencrypt -t luks2 -H "$T/r.hdr" -j "$T/pass" "$T/r.img"
+	"$GELI" detach r.img
+fi
+done_testing

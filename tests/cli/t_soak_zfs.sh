@@ -3,13 +3,13 @@
 # suite: zfs
 # The soak of src/bench/soak.sh, short, its second part: fio verify with
 # four jobs (random, unaligned 3000-byte, mixed unaligned sequential, 1 MiB;
-# some fsync) for 30 s over a zfs-fuse raidz of attached providers: no
+# some fsync) for 15 s over a zfs-fuse raidz of attached providers: no
 # mismatch, a clean scrub.
 . "$(dirname "$0")/lib.sh"
 
 need_fuse || { done_testing; exit; }
 command -v fio >/dev/null || { skip "fio is not installed"; done_testing; exit; }
-run "$GELI_TESTS/../src/bench/soak.sh" -t 30 -z -g "$GELI"
+run "$GELI_TESTS/../src/bench/soak.sh" -t 15 -z -g "$GELI"
 if grep -q '^soak zfs: skipped' "$T/out"; then
 	skip "zfs part: $(sed -n 's/^soak zfs: skipped //p' "$T/out")"
 else

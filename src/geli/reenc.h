@@ -70,6 +70,9 @@ int luks2_header_path(struct opts *o, const uint8_t uuid[16], char *buf,
 int luks2_header_write(struct opts *o, const char *hdr, const char *data,
     uint32_t S, const uint8_t uuid[16], const uint8_t *vk,
     const struct luks2_keys *k);
+/* hdr backed up as -B says (init's default name with .luks2, a name, or
+ * none), replacing a backup of that name; 0, or -1 with the request error. */
+int luks2_header_backup(struct opts *o, const char *prov, const char *hdr);
 /* Does hdr hold volume key vk?  0, or -1 with the request error. */
 int luks2_header_check(const char *prov, const char *hdr, const uint8_t *vk);
 /* What the user reads at the end: how to open it, crypttab's line. */

@@ -291,6 +291,49 @@ fail:
 }
 
 int
+luks2_header_backup(struct opts *o, const char *prov, const char *hdr)
+{
+	struct crypt_device *cd = NULL;
+	char *file = backup_name(opt_str(o, 'B'), prov, 1), *def = NULL;
+	size_t n = file != NULL ? strlen(file) : 0;
+	int error;
+
+	/* The default name is init's with .luks2 for .eli. */
+	if (file != NULL && *opt_str(o, 'B') == '\0' && n > 4 &&
+	    strcmp(file + n - 4, ".eli") == 0) {
+		if (asprintf(&def, "%.*s.luks2", (int)(n - 4), file) < 0)
+			def = NULL;
+		free(file);
+		file = def;
+	}
+	if (file == NULL) {
+		req_error("Cannot allocate memory.");
+		return -1;
+	}
+	if (strcmp(file, "none") == 0) {
+		free(file);
+		return 0;
+	}
+	cs_msg[0] = '\0';
+	crypt_set_log_callback(NULL, cs_log, NULL);
+	/* A backup of the same name is replaced, as init's is. */
+	(void)unlink(file);
+	error = crypt_init(&cd, hdr);
+	if (error == 0)
+		error = crypt_load(cd, CRYPT_LUKS2, NULL);
+	if (error == 0)
+		error = crypt_header_backup(cd, CRYPT_LUKS2, file);
+	crypt_free(cd);
+	if (error != 0)
+		cs_failed("back up the LUKS2 header to", file, error);
+	else
+		printf("\nLUKS2 header backup for provider %s can be found in "
+		    "%s\n", prov, file);
+	free(file);
+	return error != 0 ? -1 : 0;
+}
+
+int
 luks2_header_check(const char *prov, const char *hdr, const uint8_t *vk)
 {
 	struct crypt_device *cd = NULL;

@@ -354,6 +354,10 @@ reenc_start(struct opts *o, const char *prov, struct geli_provider *p,
 		hdr[0] = '\0';
 		goto out;
 	}
+	if (kind == GELI_REENC_LUKS2 && luks2_header_backup(o, prov, hdr) != 0) {
+		unlink(hdr);
+		goto out;
+	}
 	if (attached != NULL) {
 		if (start_attached(o, attached, kind, slot, &nmd, newmk, uuid,
 		    jpath) == 0 && reenc_wait(prov, attached) == 0 &&

@@ -821,6 +821,14 @@ GELI_API int geli_reenc_resume(struct geli_provider *p,
  */
 GELI_API int geli_luks2_record(uint32_t S, uint64_t provsize,
     struct geli_metadata *md);
+/* geli_reenc_resume in two: the journal opened and every check made,
+ * nothing written (the caller may check more of its own, e.g. a LUKS2
+ * header against geli_reenc_newkey); then the PREPARED chunk, if any,
+ * written again from the journal. */
+GELI_API int geli_reenc_open(struct geli_provider *p,
+    const struct geli_metadata *md, const uint8_t *mk, const char *journal,
+    struct geli_reenc **out);
+GELI_API int geli_reenc_recover(struct geli_reenc *r);
 /* The journal UUID a marked record names (md: as decoded); -EINVAL. */
 GELI_API int geli_reenc_uuid(const struct geli_metadata *md, uint8_t uuid[16]);
 /* What a conversion does: its kind, and the record it goes to (zeros for

@@ -403,6 +403,25 @@ int
 geli_reenc_resume(struct geli_provider *p, const struct geli_metadata *md,
     const uint8_t *mk, const char *journal, struct geli_reenc **out)
 {
+	int error = geli_reenc_open(p, md, mk, journal, out);
+
+	if (error == 0 && (error = reenc_recover(*out)) != 0) {
+		geli_reenc_free(*out);
+		*out = NULL;
+	}
+	return error;
+}
+
+int
+geli_reenc_recover(struct geli_reenc *r)
+{
+	return reenc_recover(r);
+}
+
+int
+geli_reenc_open(struct geli_provider *p, const struct geli_metadata *md,
+    const uint8_t *mk, const char *journal, struct geli_reenc **out)
+{
 	uint8_t uuid[16];
 	struct geli_reenc *r;
 	int error;
@@ -438,7 +457,7 @@ geli_reenc_resume(struct geli_provider *p, const struct geli_metadata *md,
 	error = -GELI_EJOURNAL;
 	if (!header_matches(r, md))
 		goto fail;
-	if ((error = setup(r)) != 0 || (error = reenc_recover(r)) != 0)
+	if ((error = setup(r)) != 0)
 		goto fail;
 	*out = r;
 	return 0;

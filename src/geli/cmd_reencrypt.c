@@ -348,7 +348,8 @@ resume(struct opts *o, const char *prov, struct geli_provider *p,
 	if (reenc_unlock(o, info.kind == GELI_REENC_ENCRYPT && reenc_new_keys_given(o),
 	    p, &umd, prov, mk, NULL, NULL, NULL) != 0)
 		goto out;
-	error = geli_reenc_resume(p, md, mk, jpath, &r);
+	/* Every check before the resume's first write. */
+	error = geli_reenc_open(p, md, mk, jpath, &r);
 	if (error != 0) {
 		req_error("Cannot resume the conversion of %s with %s: %s.",
 		    prov, jpath, geli_strerror(error));
@@ -366,6 +367,11 @@ resume(struct opts *o, const char *prov, struct geli_provider *p,
 	    sizeof(hdr)) != 0 || luks2_header_check(prov, hdr,
 	    geli_reenc_newkey(r) + GELI_MKEY_DATALEN / 2) != 0))
 		goto out;
+	if ((error = geli_reenc_recover(r)) != 0) {
+		req_error("Cannot resume the conversion of %s with %s: %s.",
+		    prov, jpath, geli_strerror(error));
+		goto out;
+	}
 	if (verbose)
 		printf("Resuming %s (%s) at %.1f%%; journal %s.\n", prov,
 		    msg_reenc_kind(info.kind), info.total ? 100.0 *

@@ -308,6 +308,15 @@ zpool_scrubbed() {
 	return 1
 }
 
+# drop_loop DEV FILE: DEV detached if it is still the loop device of FILE
+# (a number freed may be somebody else's by now: a test beside this one
+# takes the lowest free number).  An exit hook detaches a test's loop
+# device with it, never by its number alone.
+drop_loop() {
+	[ "$(cat "/sys/block/$(basename "$1")/loop/backing_file" 2>/dev/null)" = "$2" ] &&
+		losetup -d "$1"
+}
+
 # attached NAME: the daemon of NAME answers.
 attached() { "$GELI" status "$1" >/dev/null 2>&1; }
 # alive PID: running (a zombie, which may stay a while as nobody's child,

@@ -11,7 +11,7 @@ passfile "$T/pass" "block device"
 for lbs in 512 4096; do
 	truncate -s 8M "$T/back$lbs"
 	dev=$(losetup -f --show -b $lbs "$T/back$lbs") || { nok "losetup -b $lbs"; continue; }
-	on_exit "losetup -d '$dev' 2>/dev/null"
+	on_exit "drop_loop '$dev' '$T/back$lbs' 2>/dev/null"
 	expect_ok "init on $dev ($lbs-byte sectors)" "$GELI" init -B "$T/bk$lbs" -i 10 -J "$T/pass" "$dev"
 	check "$lbs: default GELI sector size is the device's" test "$(dumpfield "$dev" sectorsize)" = $lbs
 	check "$lbs: provsize from the device" test "$(dumpfield "$dev" provsize)" = 8388608
@@ -41,7 +41,7 @@ done
 if [ -c /dev/fuse ] && command -v flock >/dev/null; then
 	truncate -s 8M "$T/backl"
 	dev=$(losetup -f --show "$T/backl")
-	on_exit "losetup -d '$dev' 2>/dev/null"
+	on_exit "drop_loop '$dev' '$T/backl' 2>/dev/null"
 	"$GELI" init -B none -i 10 -J "$T/pass" "$dev" >/dev/null
 	# hold DEV SECONDS: a shared lock on DEV in a process of its own ($!).
 	hold() { (exec 9<"$1" && flock -s 9 && exec sleep "$2") & }

@@ -108,7 +108,7 @@ expect_ok "detach c" "$GELI" detach -f c.eli
 if [ "$(id -u)" -eq 0 ] && command -v losetup >/dev/null && losetup -f >/dev/null 2>&1; then
 	truncate -s 8M "$T/kback"
 	dev=$(losetup -f --show "$T/kback")
-	on_exit "blockdev --setrw '$dev' 2>/dev/null; losetup -d '$dev' 2>/dev/null"
+	on_exit "blockdev --setrw '$dev' 2>/dev/null; drop_loop '$dev' '$T/kback' 2>/dev/null"
 	name=$(basename "$dev")
 	geli init -B none -i 10 -J "$T/pass" "$dev" >/dev/null
 	expect_ok "attach $name" "$GELI" attach -j "$T/pass" "$dev"

@@ -45,12 +45,6 @@ cp "$prov" "$T/golden.img"
 # stay), so that its next read goes to pread, where the faults are.
 evict() { sync "$1"; dd if="$1" iflag=nocache count=0 status=none; }
 
-# drop_loop DEV FILE: DEV detached if it is still the loop device of FILE
-# (a number freed may be somebody else's by now).
-drop_loop() {
-	[ "$(cat "/sys/block/$(basename "$1")/loop/backing_file" 2>/dev/null)" = "$2" ] &&
-		losetup -d "$1"
-}
 
 # fresh: the provider as set up (detached), the reference plaintext with it.
 fresh() {

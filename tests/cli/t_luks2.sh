@@ -198,7 +198,7 @@ fi
 if need_fuse; then
 	"$GELI" attach -j "$T/pass" "$T/r.img"
 	expect_err "an attached provider (online conversion to LUKS2 not built yet)" \
-		"geli: Provider $T/r.img is attached: detach it first, then run 'geli reencrypt -t luks2 -B none $T/r.img' (online conversion to LUKS2 is not built yet)." \
+		"geli: Provider $T/r.img is attached: detach it first, then run 'geli reencrypt -t luks2 $T/r.img' (online conversion to LUKS2 is not built yet)." \
 		"$GELI" reencrypt -t luks2 -B none -H "$T/r.hdr" -j "$T/pass" "$T/r.img"
 	"$GELI" detach r.img
 fi

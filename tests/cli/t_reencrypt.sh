@@ -188,7 +188,7 @@ expect_err "a provider attached read-only is refused" \
 	--same "$T/a.img" -- "$GELI" reencrypt -j "$T/pass" $Z "$T/a.img"
 "$GELI" detach a.img
 if ro=$(losetup -r -f --show "$T/a.img" 2>/dev/null); then
-	on_exit "losetup -d $ro 2>/dev/null"
+	on_exit "drop_loop $ro $T/a.img 2>/dev/null"
 	expect_err "a read-only provider is refused" \
 		"geli: Cannot open $ro: Read-only file system." \
 		--same "$T/a.img" -- "$GELI" reencrypt -j "$T/pass" $Z "$ro"

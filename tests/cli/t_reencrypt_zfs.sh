@@ -26,7 +26,7 @@ for d in sdb sdc sdd; do
 		# the members are loop devices, named in $ROOT/dev.
 		mkprov "$T/$d.img" 72M
 		l=$(losetup -f --show "$T/$d.img")
-		on_exit "losetup -d $l"
+		on_exit "drop_loop $l $T/$d.img"
 		ln -s "$l" "$ROOT/dev/$d"
 	else
 		mkprov "$ROOT/dev/$d" 72M

@@ -81,7 +81,7 @@ if [ "$(id -u)" -eq 0 ] && losetup -f >/dev/null 2>&1; then
 	for k in 1 2; do
 		line=$(grep '^open with:' "$T/out" | sed -n "${k}p" | sed 's/^open with: //')
 		dev=$($line) || { nok "provider $k: $line"; continue; }
-		on_exit "losetup -d '$dev' 2>/dev/null"
+		on_exit "drop_loop '$dev' '$img' 2>/dev/null"
 		check "provider $k: the loop device's metadata is the provider's" test \
 			"$(dumpfield "$dev" provsize)" = "$(field $k size)"
 		check "provider $k: the key opens it" key_opens "$dev" 0 -j "$T/pass"
@@ -106,12 +106,12 @@ if [ "$(id -u)" -eq 0 ] && losetup -f >/dev/null 2>&1; then
 	line=$(grep -- '--sector-size 4096' "$T/out" | sed 's/^open with: //')
 	check "4Kn: its losetup line has --sector-size 4096" test \
 		"$line" = "losetup --find --show --read-only --offset 41943040 --sizelimit 4194304 --sector-size 4096 $img"
-	dev=$($line) && on_exit "losetup -d '$dev' 2>/dev/null"
+	dev=$($line) && on_exit "drop_loop '$dev' '$img' 2>/dev/null"
 	check "4Kn: the key opens the loop device it makes" key_opens "$dev" 0 -j "$T/pass"
 	losetup -d "$dev"
 	# On a device of 4096-byte sectors, the same image: the 4Kn one alone.
 	dev=$(losetup -f --show -r -b 4096 "$img")
-	on_exit "losetup -d '$dev' 2>/dev/null"
+	on_exit "drop_loop '$dev' '$img' 2>/dev/null"
 	run "$GELI" search "$dev"
 	check "a device of 4096-byte sectors: the 4Kn provider only" test \
 		"$(grep -c '^GELI provider' "$T/out")|$(grep '^     start' "$T/out")" = \

@@ -181,7 +181,7 @@ umount "$T/mnt"
 truncate -s 0 "$T/back"
 truncate -s 64M "$T/back"
 bdev=$(losetup -f --show "$T/back") || { nok "losetup"; done_testing; exit; }
-on_exit "losetup -d '$bdev' 2>/dev/null"
+on_exit "drop_loop '$bdev' '$T/back' 2>/dev/null"
 "$GELI" init -B none -i 10 -s $S -J "$T/pass" "$bdev" >/dev/null
 "$GELI" attach -j "$T/pass" "$bdev"
 beli=$GELI_RUNDIR/$(basename "$bdev").eli

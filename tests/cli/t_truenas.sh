@@ -48,7 +48,7 @@ disk() {
 attach_disk() {
 	local dev
 	dev=$(losetup -f -P --show "$T/$1") || return 1
-	on_exit "losetup -d '$dev' 2>/dev/null"
+	on_exit "drop_loop '$dev' '$T/$1' 2>/dev/null"
 	partx -a "$dev" 2>/dev/null
 	LOOP[$1]=$dev
 }
@@ -337,7 +337,7 @@ check "search: the provider of a disk without its table (GPT p2 at LBA 4224)" te
 # A disk of 4096-byte sectors: FreeNAS's layout in 4 KiB LBAs.
 truncate -s 80M "$T/d6"
 dev=$(losetup -f -P -b 4096 --show "$T/d6")
-on_exit "losetup -d '$dev' 2>/dev/null"
+on_exit "drop_loop '$dev' '$T/d6' 2>/dev/null"
 sgdisk -a 1 -n 1:16:+512 -t 1:$SWAP -n 2:0:0 -t 2:$ZFS "$dev" >/dev/null 2>&1
 partx -a "$dev" 2>/dev/null
 "$GELI" init -s 4096 -B none -P -K "$T/tank.key" "${dev}p2" 2>/dev/null

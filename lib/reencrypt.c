@@ -142,8 +142,7 @@ setup(struct geli_reenc *r)
 		return error;
 	if (r->kind != GELI_REENC_DECRYPT &&
 	    (error = transform_volume(r, &r->newmd,
-	    r->mk + GELI_MKEY_DATALEN, r->kind == GELI_REENC_LUKS2 ?
-	    GELI_VOLUME_LUKS2 : 0, &r->vnew)) != 0)
+	    r->mk + GELI_MKEY_DATALEN, reenc_new_flags(r->kind), &r->vnew)) != 0)
 		return error;
 	return 0;
 }
@@ -235,15 +234,11 @@ reenc_new(struct geli_provider *p, enum geli_reenc_kind kind, uint32_t hotzone)
 static int
 derive(struct geli_reenc *r)
 {
-	switch (r->kind) {
-	case GELI_REENC_REKEY:
-	case GELI_REENC_LUKS2:
+	if (reenc_has_newkey(r->kind))
 		return journal_derive(&r->j, r->mk, r->mk + GELI_MKEY_DATALEN);
-	case GELI_REENC_ENCRYPT:
+	if (r->kind == GELI_REENC_ENCRYPT)
 		return journal_derive(&r->j, r->mk + GELI_MKEY_DATALEN, NULL);
-	default:
-		return journal_derive(&r->j, r->mk, NULL);
-	}
+	return journal_derive(&r->j, r->mk, NULL);
 }
 
 /* The new Master Key (REKEY; LUKS2: its volume key in the same place)
@@ -317,7 +312,7 @@ geli_reenc_start(struct geli_provider *p, enum geli_reenc_kind kind,
 		error = -EINVAL;
 	if (newmd != NULL && geli_metadata_encode(&r->newmd, r->j.h.newrec) < 0)
 		error = -EINVAL;
-	if (error == 0 && (kind == GELI_REENC_REKEY || kind == GELI_REENC_LUKS2))
+	if (error == 0 && reenc_has_newkey(kind))
 		error = wrap(r, false);
 	if (error == 0)
 		error = derive(r);
@@ -448,8 +443,7 @@ geli_reenc_open(struct geli_provider *p, const struct geli_metadata *md,
 	/* mk opens the marked record: the old one, or for ENCRYPT the new. */
 	memcpy(r->mk + (r->kind == GELI_REENC_ENCRYPT ? GELI_MKEY_DATALEN : 0),
 	    mk, GELI_MKEY_DATALEN);
-	if ((r->kind == GELI_REENC_REKEY || r->kind == GELI_REENC_LUKS2) &&
-	    (error = wrap(r, true)) != 0)
+	if (reenc_has_newkey(r->kind) && (error = wrap(r, true)) != 0)
 		goto fail;
 	if ((error = derive(r)) != 0 || (error = journal_verify(&r->j)) != 0)
 		goto fail;

@@ -35,6 +35,21 @@ struct geli_reenc {
 	void *lockarg;
 };
 
+/* Kinds that go to a key of their own, wrapped in the journal (REKEY's
+ * Master Key, LUKS2's volume key), and the flags of their new side's
+ * volume. */
+static inline bool
+reenc_has_newkey(enum geli_reenc_kind kind)
+{
+	return kind == GELI_REENC_REKEY || kind == GELI_REENC_LUKS2;
+}
+
+static inline unsigned
+reenc_new_flags(enum geli_reenc_kind kind)
+{
+	return kind == GELI_REENC_LUKS2 ? GELI_VOLUME_LUKS2 : 0;
+}
+
 /* The helper stopped (its chunk, if any, left unused). */
 void reenc_quiesce(struct geli_reenc *r);
 /* Where the journal says the conversion is: a PREPARED chunk written again

@@ -275,15 +275,15 @@ geli_online_open(struct geli_reenc *r, struct geli_volume *v,
 		goto fail;
 	for (uint64_t c = 0; c < o->nchunks; c++)
 		o->conv[c] = geli_reenc_converted(r, c * o->hotzone);
-	if (r->kind == GELI_REENC_REKEY || r->kind == GELI_REENC_LUKS2) {
+	if (reenc_has_newkey(r->kind)) {
 		error = geli_provider_open_ops(&fwd_ops, r->p,
 		    geli_provider_mediasize(r->p),
 		    geli_provider_sectorsize(r->p), &q);
 		if (error != 0)
 			goto fail;
 		error = geli_volume_open(q, &r->newmd,
-		    r->mk + GELI_MKEY_DATALEN, r->kind == GELI_REENC_LUKS2 ?
-		    GELI_VOLUME_LUKS2 : 0, nthreads, &o->vnew);
+		    r->mk + GELI_MKEY_DATALEN, reenc_new_flags(r->kind),
+		    nthreads, &o->vnew);
 		if (error != 0) {
 			geli_provider_close(q);
 			goto fail;

@@ -22,8 +22,8 @@ zero_sector(const uint8_t *s, uint32_t S)
 /*
  * The chunk's new bytes in place.  A sector stored as zeros is a hole,
  * which reads as zeros (privacy.c): it stays one when re-keyed and turns
- * into zeros when decrypted, or into LUKS2's zeros.  Encrypting writes every sector, as FreeBSD
- * reads no holes.
+ * into zeros when decrypted, or into LUKS2's zeros.  Encrypting writes
+ * every sector, as FreeBSD reads no holes.
  */
 static int
 convert(struct geli_reenc *r, uint8_t *buf, uint64_t off, uint64_t len)

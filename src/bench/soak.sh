@@ -40,7 +40,8 @@ cleanup() {
 	if [ -n "$zpid" ]; then
 		[ -n "$created" ] && zpool export -f soak 2>/dev/null
 		kill "$zpid" 2>/dev/null
-		for _ in $(seq 50); do kill -0 "$zpid" 2>/dev/null || break; sleep 0.2; done
+		# (up to 60 s, a hang's bound: it must be gone before the soak is)
+		for _ in $(seq 600); do kill -0 "$zpid" 2>/dev/null || break; sleep 0.1; done
 	fi
 	for p in "$GELI_RUNDIR"/*.pid; do
 		[ -f "$p" ] || continue

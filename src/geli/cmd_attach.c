@@ -126,7 +126,8 @@ out:
 /*
  * prov's record md is marked: a conversion goes on in the daemon, with the
  * journal in its default place, when it is one an attached provider can do
- * (a new Master Key, decryption; not LUKS2's).  md becomes the old record the key opens.
+ * (a new Master Key, decryption; not LUKS2's).  md becomes the old record
+ * the key opens.
  */
 static int
 attach_marked(struct opts *o, const char *prov, struct attach_req *r)

@@ -161,7 +161,7 @@ reenc_run(const char *prov, struct geli_reenc *r, const char *hdr)
 	}
 	/* GELI's record goes last: the header must be there to take over. */
 	if (hdr != NULL && luks2_header_check(prov, hdr,
-	    geli_reenc_newkey(r) + GELI_MKEY_DATALEN / 2) != 0)
+	    LUKS2_VK(geli_reenc_newkey(r))) != 0)
 		return -1;
 	error = geli_reenc_finish(r);
 	if (error != 0) {
@@ -243,6 +243,15 @@ same_parameters_refused(const char *prov, const struct geli_reenc_info *info)
 		    msg_reenc_kind(info->kind));
 }
 
+/* The kind of a new conversion of a GELI provider the options ask for. */
+static enum geli_reenc_kind
+reenc_kind_asked(struct opts *o)
+{
+	if (strcmp(opt_str(o, 't'), "luks2") == 0)
+		return GELI_REENC_LUKS2;
+	return opt_bool(o, 'D') ? GELI_REENC_DECRYPT : GELI_REENC_REKEY;
+}
+
 /* Options that set up a conversion: a resume takes the ones it started
  * with, or none. */
 static int
@@ -250,12 +259,11 @@ same_parameters(struct opts *o, const char *prov,
     const struct geli_reenc_info *info)
 {
 	const struct geli_metadata *to = &info->to;
-	bool luks2 = strcmp(opt_str(o, 't'), "luks2") == 0;
-	bool kind = info->kind == (luks2 ? GELI_REENC_LUKS2 :
-	    opt_bool(o, 'E') ? GELI_REENC_ENCRYPT :
-	    opt_bool(o, 'D') ? GELI_REENC_DECRYPT : GELI_REENC_REKEY);
-	bool given = luks2 || opt_bool(o, 'E') || opt_bool(o, 'D') ||
-	    o->given['e'] || o->given['l'] || o->given['s'] || o->given['a'];
+	bool kind = info->kind == (opt_bool(o, 'E') ? GELI_REENC_ENCRYPT :
+	    reenc_kind_asked(o));
+	bool given = reenc_kind_asked(o) == GELI_REENC_LUKS2 ||
+	    opt_bool(o, 'E') || opt_bool(o, 'D') || o->given['e'] ||
+	    o->given['l'] || o->given['s'] || o->given['a'];
 
 	if (!given)
 		return 0;
@@ -306,7 +314,6 @@ resume(struct opts *o, const char *prov, struct geli_provider *p,
 	struct geli_metadata umd = *md;
 	struct geli_reenc_info info;
 	struct geli_reenc *r = NULL;
-	struct luks2_keys lk = { 0 };
 	char jpath[4200], hdr[4200] = "";
 	int error;
 
@@ -340,10 +347,8 @@ resume(struct opts *o, const char *prov, struct geli_provider *p,
 	}
 	if (same_parameters(o, prov, &info) != 0)
 		goto out;
-	if (info.kind != GELI_REENC_LUKS2 && *opt_str(o, 'H') != '\0') {
-		req_error("Option -H needs -t luks2.");
+	if (luks2_header_opt(o, info.kind) != 0)
 		goto out;
-	}
 	/* The key that opens the marked record: for -E the new one. */
 	if (reenc_unlock(o, info.kind == GELI_REENC_ENCRYPT && reenc_new_keys_given(o),
 	    p, &umd, prov, mk, NULL, NULL, NULL) != 0)
@@ -365,7 +370,7 @@ resume(struct opts *o, const char *prov, struct geli_provider *p,
 	/* LUKS2: the header it started with, there from the start. */
 	if (info.kind == GELI_REENC_LUKS2 && (luks2_header_path(o, uuid, hdr,
 	    sizeof(hdr)) != 0 || luks2_header_check(prov, hdr,
-	    geli_reenc_newkey(r) + GELI_MKEY_DATALEN / 2) != 0))
+	    LUKS2_VK(geli_reenc_newkey(r))) != 0))
 		goto out;
 	if ((error = geli_reenc_recover(r)) != 0) {
 		req_error("Cannot resume the conversion of %s with %s: %s.",
@@ -378,9 +383,8 @@ resume(struct opts *o, const char *prov, struct geli_provider *p,
 		    (double)info.done / (double)info.total : 0.0, jpath);
 	if (reenc_run(prov, r, hdr[0] ? hdr : NULL) == 0 &&
 	    info.kind == GELI_REENC_LUKS2)
-		luks2_done(o, prov, hdr, &lk);
+		luks2_done(o, prov, hdr, NULL);
 out:
-	luks2_keys_free(&lk);
 	geli_reenc_free(r);
 	geli_wipe(&umd, sizeof(umd));
 	geli_secure_free(mk);
@@ -447,15 +451,6 @@ journal_left(const char *prov, struct geli_provider *p,
 		warnmsg("The journal %s had not been used on %s: replaced.",
 		    jpath, prov);
 	return ended ? 1 : 0;
-}
-
-/* The kind of a new conversion of a GELI provider the options ask for. */
-static enum geli_reenc_kind
-reenc_kind_asked(struct opts *o)
-{
-	if (strcmp(opt_str(o, 't'), "luks2") == 0)
-		return GELI_REENC_LUKS2;
-	return opt_bool(o, 'D') ? GELI_REENC_DECRYPT : GELI_REENC_REKEY;
 }
 
 /* An attached provider: its daemon converts it (docs/reencrypt.md,

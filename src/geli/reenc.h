@@ -51,6 +51,13 @@ struct luks2_keys {
 	unsigned nkeyfiles;
 };
 void luks2_keys_free(struct luks2_keys *k);
+/* LUKS2's volume key in a new Master Key (geli_reenc_newkey, GELI_REENC_LUKS2):
+ * the Data Key's place. */
+#define LUKS2_VK(mk)	((mk) + GELI_MKEY_DATALEN / 2)
+#define LUKS2_VKLEN	(GELI_MKEY_DATALEN / 2)
+/* -H given for any kind but LUKS2: refused (0, or -1 with the request
+ * error). */
+int luks2_header_opt(struct opts *o, enum geli_reenc_kind kind);
 /* -J and -K's material. */
 int luks2_keys_new(struct opts *o, struct luks2_keys *k);
 /* reenc_unlock's, and the material that opened md (or -J/-K's) into k;
@@ -75,7 +82,8 @@ int luks2_header_write(struct opts *o, const char *hdr, const char *data,
 int luks2_header_backup(struct opts *o, const char *prov, const char *hdr);
 /* Does hdr hold volume key vk?  0, or -1 with the request error. */
 int luks2_header_check(const char *prov, const char *hdr, const uint8_t *vk);
-/* What the user reads at the end: how to open it, crypttab's line. */
+/* What the user reads at the end: how to open it, crypttab's line (k: the
+ * keyslots' material, NULL when unknown, as on a resume). */
 void luks2_done(struct opts *o, const char *prov, const char *hdr,
     const struct luks2_keys *k);
 

@@ -27,11 +27,6 @@ reenc_target(struct opts *o)
 {
 	const char *t = opt_str(o, 't');
 
-	/* (-H alone names the header of a conversion to LUKS2 resumed.) */
-	if (strcmp(t, "geli") == 0 && *opt_str(o, 'H') != '\0') {
-		req_error("Option -H needs -t luks2.");
-		return -1;
-	}
 	if (*t == '\0' || strcmp(t, "geli") == 0)
 		return 0;
 	if (strcmp(t, "luks2") != 0) {
@@ -46,6 +41,16 @@ reenc_target(struct opts *o)
 		return -1;
 	}
 	return 1;
+}
+
+/* -H names the header of a conversion to LUKS2, new or resumed. */
+int
+luks2_header_opt(struct opts *o, enum geli_reenc_kind kind)
+{
+	if (kind == GELI_REENC_LUKS2 || *opt_str(o, 'H') == '\0')
+		return 0;
+	req_error("Option -H needs -t luks2.");
+	return -1;
 }
 
 static void
@@ -264,17 +269,21 @@ luks2_header_write(struct opts *o, const char *hdr, const char *data,
 	}
 	/* data_alignment 0 with a detached header: the data at byte 0. */
 	if ((error = crypt_format(cd, CRYPT_LUKS2, "aes", "xts-plain64", u,
-	    (const char *)vk, 64, &params)) < 0) {
+	    (const char *)vk, LUKS2_VKLEN, &params)) < 0) {
 		cs_failed("write the LUKS2 header", hdr, error);
 		goto fail;
 	}
-	if ((k->pass != NULL && (error = crypt_keyslot_add_by_volume_key(cd,
-	    CRYPT_ANY_SLOT, (const char *)vk, 64, (const char *)k->pass,
-	    k->passlen)) < 0) || (k->keyfile != NULL &&
-	    (error = crypt_keyslot_add_by_volume_key(cd, CRYPT_ANY_SLOT,
-	    (const char *)vk, 64, (const char *)k->keyfile, k->keylen)) < 0)) {
-		cs_failed("add a keyslot to", hdr, error);
-		goto fail;
+	/* A keyslot for each material there is. */
+	for (int i = 0; i < 2; i++) {
+		const uint8_t *m = i == 0 ? k->pass : k->keyfile;
+		size_t n = i == 0 ? k->passlen : k->keylen;
+
+		if (m != NULL && (error = crypt_keyslot_add_by_volume_key(cd,
+		    CRYPT_ANY_SLOT, (const char *)vk, LUKS2_VKLEN,
+		    (const char *)m, n)) < 0) {
+			cs_failed("add a keyslot to", hdr, error);
+			goto fail;
+		}
 	}
 	crypt_free(cd);
 	cd = NULL;
@@ -345,7 +354,7 @@ luks2_header_check(const char *prov, const char *hdr, const uint8_t *vk)
 	if (error == 0)
 		error = crypt_load(cd, CRYPT_LUKS2, NULL);
 	if (error == 0)
-		error = crypt_volume_key_verify(cd, (const char *)vk, 64);
+		error = crypt_volume_key_verify(cd, (const char *)vk, LUKS2_VKLEN);
 	crypt_free(cd);
 	if (error == 0)
 		return 0;
@@ -360,10 +369,13 @@ void
 luks2_done(struct opts *o, const char *prov, const char *hdr,
     const struct luks2_keys *k)
 {
+	static const struct luks2_keys none;
 	const char *const *files;
 	char name[256], path[4096], real[4096];
 	const char *key = "none";
 
+	if (k == NULL)
+		k = &none;
 	attach_name_of(prov, name, sizeof(name));
 	if (realpath(prov_path(prov, path, sizeof(path)), real) == NULL)
 		snprintf(real, sizeof(real), "%s", path);

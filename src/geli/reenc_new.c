@@ -302,10 +302,8 @@ reenc_start(struct opts *o, const char *prov, struct geli_provider *p,
 		req_error("Cannot allocate memory.");
 		return;
 	}
-	if (kind != GELI_REENC_LUKS2 && *opt_str(o, 'H') != '\0') {
-		req_error("Option -H needs -t luks2.");
+	if (luks2_header_opt(o, kind) != 0)
 		goto out;
-	}
 	if (kind == GELI_REENC_LUKS2) {
 		if (attached != NULL) {
 			req_error("Provider %s is attached: detach it first, "
@@ -320,8 +318,7 @@ reenc_start(struct opts *o, const char *prov, struct geli_provider *p,
 			goto out;
 		/* Its volume key where a Master Key's Data Key is. */
 		memset(newmk, 0, GELI_MKEY_DATALEN);
-		if (geli_random_key(newmk + GELI_MKEY_DATALEN / 2,
-		    GELI_MKEY_DATALEN / 2) != 0) {
+		if (geli_random_key(LUKS2_VK(newmk), LUKS2_VKLEN) != 0) {
 			req_error("Cannot get random bytes.");
 			goto out;
 		}
@@ -350,7 +347,7 @@ reenc_start(struct opts *o, const char *prov, struct geli_provider *p,
 	/* LUKS2's header before anything changes on the provider. */
 	if (kind == GELI_REENC_LUKS2 && (luks2_header_path(o, uuid, hdr,
 	    sizeof(hdr)) != 0 || luks2_header_write(o, hdr, path,
-	    nmd.sectorsize, uuid, newmk + GELI_MKEY_DATALEN / 2, &lk) != 0)) {
+	    nmd.sectorsize, uuid, LUKS2_VK(newmk), &lk) != 0)) {
 		hdr[0] = '\0';
 		goto out;
 	}

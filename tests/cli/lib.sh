@@ -253,7 +253,9 @@ EOF
 	zfs-fuse --pidfile "$T/zfs.pid" --no-kstat-mount >/dev/null 2>&1
 	zpid=$(cat "$T/zfs.pid" 2>/dev/null)
 	zfs_theirs=
-	on_exit 'for p in $(zpool list -H -o name 2>/dev/null); do case " $zfs_theirs " in *" $p "*) ;; *) zpool export -f "$p" 2>/dev/null ;; esac; done; [ -n "$zpid" ] && kill "$zpid" 2>/dev/null; for i in $(seq 50); do kill -0 "$zpid" 2>/dev/null || break; sleep 0.2; done'
+	# (its end awaited up to a hang's bound: one still there is a change of
+	# the host, which the suite checks)
+	on_exit 'for p in $(zpool list -H -o name 2>/dev/null); do case " $zfs_theirs " in *" $p "*) ;; *) zpool export -f "$p" 2>/dev/null ;; esac; done; [ -n "$zpid" ] && kill "$zpid" 2>/dev/null && wait_for fails alive "$zpid"'
 	check "zfs-fuse answers" wait_for zpool list
 	zfs_theirs=$(zpool list -H -o name 2>/dev/null | tr '\n' ' ')
 	if [ -n "$zfs_theirs" ]; then

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "disks.h"
+#include "sysblock.h"
 
 static void
 lower_copy(char *dst, size_t len, const char *src)
@@ -25,41 +26,6 @@ lower_copy(char *dst, size_t len, const char *src)
 	for (; src != NULL && src[i] != '\0' && i + 1 < len; i++)
 		dst[i] = (char)tolower((unsigned char)src[i]);
 	dst[i] = '\0';
-}
-
-/* The kernel's name of partition number num of disk ("sdb" 2: "sdb2",
- * "loop0" 1: "loop0p1"), from sysfs. */
-static int
-part_name(const char *disk, int num, char *out, size_t len)
-{
-	char dir[PATH_MAX], f[PATH_MAX + 300];
-	struct dirent *de;
-	DIR *d;
-	int rc = -ENOENT;
-
-	snprintf(dir, sizeof(dir), "/sys/block/%s", disk);
-	d = opendir(dir);
-	if (d == NULL)
-		return -errno;
-	while (rc != 0 && (de = readdir(d)) != NULL) {
-		FILE *pf;
-		int n;
-
-		if (strncmp(de->d_name, disk, strlen(disk)) != 0)
-			continue;
-		snprintf(f, sizeof(f), "%s/%s/partition", dir, de->d_name);
-		pf = fopen(f, "re");
-		if (pf == NULL)
-			continue;
-		if (fscanf(pf, "%d", &n) == 1 && n == num &&
-		    strlen(de->d_name) < len) {
-			strcpy(out, de->d_name);
-			rc = 0;
-		}
-		fclose(pf);
-	}
-	closedir(d);
-	return rc;
 }
 
 static int
@@ -83,8 +49,9 @@ add_disk(const char *disk, struct part **out, size_t *n)
 		struct part *q, *grown;
 		char name[64];
 
-		if (par == NULL || part_name(disk, blkid_partition_get_partno(par),
-		    name, sizeof(name)) != 0)
+		if (par == NULL || sysblock_part_name("/sys", disk,
+		    (unsigned)blkid_partition_get_partno(par), name,
+		    sizeof(name)) != 0)
 			continue;
 		grown = realloc(*out, (*n + 1) * sizeof(**out));
 		if (grown == NULL) {
@@ -104,33 +71,6 @@ add_disk(const char *disk, struct part **out, size_t *n)
 	return 0;
 }
 
-/* The disk of a device name: itself when /sys/block has it, else the
- * directory above its /sys/class/block entry (a partition's disk). */
-static int
-disk_of(const char *arg, char *out, size_t len)
-{
-	const char *base = strrchr(arg, '/') != NULL ? strrchr(arg, '/') + 1 : arg;
-	char p[PATH_MAX], real[PATH_MAX], *slash;
-
-	snprintf(p, sizeof(p), "/sys/block/%s", base);
-	if (access(p, F_OK) == 0) {
-		snprintf(out, len, "%s", base);
-		return 0;
-	}
-	snprintf(p, sizeof(p), "/sys/class/block/%s", base);
-	if (realpath(p, real) == NULL)
-		return -ENOENT;
-	slash = strrchr(real, '/');
-	if (slash == NULL)
-		return -ENOENT;
-	*slash = '\0';
-	slash = strrchr(real, '/');
-	if (slash == NULL || strlen(slash + 1) >= len)
-		return -ENOENT;
-	snprintf(out, len, "%s", slash + 1);
-	return 0;
-}
-
 int
 parts_list(const char *const *disks, size_t ndisks, struct part **out,
     size_t *n)
@@ -143,7 +83,7 @@ parts_list(const char *const *disks, size_t ndisks, struct part **out,
 		for (size_t i = 0; i < ndisks && rc == 0; i++) {
 			char disk[NAME_MAX + 1];
 
-			rc = disk_of(disks[i], disk, sizeof(disk));
+			rc = sysblock_disk_of("/sys", disks[i], disk, sizeof(disk));
 			if (rc == 0)
 				rc = add_disk(disk, out, n);
 		}

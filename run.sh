@@ -29,7 +29,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 BUILD_PKGS=(gcc meson ninja-build pkg-config libgcrypt20-dev libssl-dev libfuse3-dev fuse3
-	liburing-dev nbdkit-plugin-dev libsqlite3-dev libarchive-dev libblkid-dev libcryptsetup-dev)
+	liburing-dev nbdkit-plugin-dev libsqlite3-dev libarchive-dev libblkid-dev libcryptsetup-dev
+	libfdisk-dev)
 # The AES-CBC accelerator (lib/accel.h), amd64 only: Intel's ipsec-mb for
 # multi-buffer AES-CBC, Nettle for its IVs.
 if [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then

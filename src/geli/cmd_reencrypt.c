@@ -3,45 +3,20 @@
  * geli reencrypt: a provider converted in place (docs/reencrypt.md) — a new
  * Master Key and maybe cipher (REKEY), plain to GELI (-E), GELI to plain
  * (-D) — and an unfinished conversion resumed.  libgeli does the steps
- * (geli_reenc_*); here are the verb, the journal's place, the run with its
- * progress on a terminal, and the resume with its checks.  What a new
- * conversion goes to, and its keys: reenc_new.c.
+ * (geli_reenc_*); here are the verb, the journal's place, and the resume
+ * with its checks.  What a new conversion goes to, and its keys:
+ * reenc_new.c; the run with its progress on a terminal: reenc_run.c.
  */
 #include <fcntl.h>
 #include <linux/fs.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "reenc.h"
-
-static volatile sig_atomic_t stop_signal;
-
-static void
-on_signal(int sig)
-{
-	stop_signal = sig;
-}
-
-/* SIGINT, SIGTERM and SIGHUP stop (or pause) the conversion from here on:
- * set before the request that starts one, so that none is lost to the
- * default action between the request and the wait, and restarting the
- * calls they interrupt (the request's reply is still read). */
-void
-reenc_catch_signals(void)
-{
-	struct sigaction sa = { .sa_handler = on_signal,
-	    .sa_flags = SA_RESTART };
-
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-}
 
 int
 reenc_journal_path(const uint8_t uuid[16], bool make, char *buf, size_t len)
@@ -98,134 +73,6 @@ reenc_journal_of(struct opts *o, const uint8_t uuid[16], char *buf, size_t len)
 		return -1;
 	}
 	return 0;
-}
-
-/* ---- Running ------------------------------------------------------------------ */
-
-/* Chunks done of total (bytes in all), start of them done at t0. */
-static void
-show_progress(const char *prov, uint64_t done, uint64_t total, uint64_t bytes,
-    uint64_t start, const struct timespec *t0, bool last)
-{
-	struct timespec t;
-	double secs, rate, left;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	secs = (double)(t.tv_sec - t0->tv_sec) + (t.tv_nsec - t0->tv_nsec) / 1e9;
-	rate = secs > 0 ? (double)(done - start) * (double)bytes /
-	    (double)total / secs : 0;
-	left = rate > 0 ? (double)(total - done) * (double)bytes /
-	    (double)total / rate : 0;
-	fprintf(stderr, "\r%s: %5.1f%% done, %.1f MB/s, %u:%02u left ", prov,
-	    total ? 100.0 * (double)done / (double)total : 100.0, rate / 1e6,
-	    (unsigned)left / 60, (unsigned)left % 60);
-	if (last)
-		fputc('\n', stderr);
-}
-
-int
-reenc_run(const char *prov, struct geli_reenc *r, const char *hdr)
-{
-	bool tty = isatty(STDERR_FILENO);
-	uint64_t done, total, bytes, off, len;
-	struct timespec t0, last = { 0 }, t;
-	int error = 0;
-
-	reenc_catch_signals();
-	geli_reenc_progress(r, &done, &total, &bytes);
-	uint64_t start = done;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (!stop_signal && (error = geli_reenc_step(r)) == 1) {
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if (tty && (t.tv_sec != last.tv_sec)) {
-			geli_reenc_progress(r, &done, &total, &bytes);
-			show_progress(prov, done, total, bytes, start, &t0, false);
-			last = t;
-		}
-	}
-	geli_reenc_progress(r, &done, &total, &bytes);
-	if (tty)
-		show_progress(prov, done, total, bytes, start, &t0, true);
-	if (error < 0) {
-		geli_reenc_chunk(r, done, &off, &len);
-		req_error("Cannot convert %s at byte %ju: %s. Run 'geli "
-		    "reencrypt %s' again to resume.", prov, (uintmax_t)off,
-		    geli_strerror(error), prov);
-		return -1;
-	}
-	if (stop_signal) {
-		req_error("Conversion of %s stopped at %.1f%%: run 'geli "
-		    "reencrypt %s' again to resume.", prov,
-		    100.0 * (double)done / (double)total, prov);
-		return -1;
-	}
-	/* GELI's record goes last: the header must be there to take over. */
-	if (hdr != NULL && luks2_header_check(prov, hdr,
-	    LUKS2_VK(geli_reenc_newkey(r))) != 0)
-		return -1;
-	error = geli_reenc_finish(r);
-	if (error != 0) {
-		req_error("Cannot finish the conversion of %s: %s. Run 'geli "
-		    "reencrypt %s' again.", prov, geli_strerror(error), prov);
-		return -1;
-	}
-	return 0;
-}
-
-/* An attached provider's conversion, which its daemon runs, followed to the
- * end; SIGINT, SIGTERM, SIGHUP pause it. */
-int
-reenc_wait(const char *prov, const char *name)
-{
-	bool tty = isatty(STDERR_FILENO);
-	struct ctl_request rq;
-	struct ctl_reply rp;
-	struct ctl_status st;
-	struct timespec t0, t, pause = { 0, 100 * 1000 * 1000 };
-	uint64_t start = UINT64_MAX;
-	time_t shown = 0;
-
-	reenc_catch_signals();
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		if (ctl_status(name, &st) != 0) {
-			req_error("Provider %s was detached during its "
-			    "conversion: attach it again, and it goes on.",
-			    prov);
-			return -1;
-		}
-		if (start == UINT64_MAX)
-			start = st.reenc_done;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if (tty && (t.tv_sec != shown ||
-		    st.reenc_state != CTL_REENC_RUNNING)) {
-			show_progress(prov, st.reenc_done, st.reenc_total,
-			    st.reenc_bytes, start, &t0,
-			    st.reenc_state != CTL_REENC_RUNNING || stop_signal);
-			shown = t.tv_sec;
-		}
-		if (st.reenc_state != CTL_REENC_RUNNING || stop_signal)
-			break;
-		nanosleep(&pause, NULL);
-	}
-	if (st.reenc_state == CTL_REENC_DONE)
-		return 0;
-	if (st.reenc_state == CTL_REENC_FAILED) {
-		req_error("Cannot convert %s: %s. Run 'geli reencrypt %s' "
-		    "again to go on.", prov, geli_strerror(st.reenc_error),
-		    prov);
-		return -1;
-	}
-	if (stop_signal) {
-		ctl_request_init(&rq, CTL_REENCRYPT);
-		rq.flags = CTL_F_PAUSE;
-		if (ctl_call(name, &rq, &rp) == 0 && rp.code == 0)
-			(void)ctl_status(name, &st);
-	}
-	req_error("Conversion of %s paused at %.1f%%: run 'geli reencrypt %s' "
-	    "again to go on.", prov, st.reenc_total ? 100.0 *
-	    (double)st.reenc_done / (double)st.reenc_total : 0.0, prov);
-	return -1;
 }
 
 /* ---- Start and resume ------------------------------------------------------- */
@@ -306,15 +153,36 @@ new_key_opens(struct opts *o, const struct geli_metadata *nmd)
 	return opens;
 }
 
+/* A resumed conversion to LUKS2 whose header goes on the disk (its data
+ * offset says so) finds its place again, as the start did; 0, or -1 with
+ * the request error. */
+static int
+resume_place(const char *prov, const char *path, struct luks2_end *end)
+{
+	uint64_t offset;
+	uint8_t uuid[16];
+	char why[4400];
+	int rc;
+
+	if (luks2_header_info(end->hdr, uuid, &offset) != 0 || offset == 0)
+		return 0;	/* checked already: detached */
+	end->ondisk = true;
+	rc = luks2_place_find(prov, path, &end->pl, why, sizeof(why));
+	if (rc == 0)
+		req_error("The LUKS2 header of %s goes on the disk, but %s: "
+		    "GELI's record stays.", prov, why);
+	return rc == 1 ? 0 : -1;
+}
+
 static void
 resume(struct opts *o, const char *prov, struct geli_provider *p,
-    struct geli_metadata *md)
+    struct geli_metadata *md, struct luks2_end *end)
 {
 	uint8_t *mk = geli_secure_alloc(GELI_MKEY_DATALEN), uuid[16];
 	struct geli_metadata umd = *md;
 	struct geli_reenc_info info;
 	struct geli_reenc *r = NULL;
-	char jpath[4200], hdr[4200] = "";
+	char jpath[4200], path[4096];
 	int error;
 
 	umd.version &= 0xffffu;
@@ -368,9 +236,10 @@ resume(struct opts *o, const char *prov, struct geli_provider *p,
 		goto out;
 	}
 	/* LUKS2: the header it started with, there from the start. */
-	if (info.kind == GELI_REENC_LUKS2 && (luks2_header_path(o, uuid, hdr,
-	    sizeof(hdr)) != 0 || luks2_header_check(prov, hdr,
-	    LUKS2_VK(geli_reenc_newkey(r))) != 0))
+	if (info.kind == GELI_REENC_LUKS2 && (luks2_header_path(o, uuid,
+	    end->hdr, sizeof(end->hdr)) != 0 || luks2_header_check(prov,
+	    end->hdr, LUKS2_VK(geli_reenc_newkey(r))) != 0 || resume_place(prov,
+	    prov_path(prov, path, sizeof(path)), end) != 0))
 		goto out;
 	if ((error = geli_reenc_recover(r)) != 0) {
 		req_error("Cannot resume the conversion of %s with %s: %s.",
@@ -381,9 +250,9 @@ resume(struct opts *o, const char *prov, struct geli_provider *p,
 		printf("Resuming %s (%s) at %.1f%%; journal %s.\n", prov,
 		    msg_reenc_kind(info.kind), info.total ? 100.0 *
 		    (double)info.done / (double)info.total : 0.0, jpath);
-	if (reenc_run(prov, r, hdr[0] ? hdr : NULL) == 0 &&
-	    info.kind == GELI_REENC_LUKS2)
-		luks2_done(o, prov, hdr, NULL);
+	if (reenc_run(prov, r, info.kind == GELI_REENC_LUKS2 ? end : NULL) ==
+	    0 && info.kind == GELI_REENC_LUKS2)
+		end->done = true;
 out:
 	geli_reenc_free(r);
 	geli_wipe(&umd, sizeof(umd));
@@ -488,7 +357,7 @@ online(struct opts *o, const char *prov, const char *name)
 		else if (verbose)
 			printf("The conversion of %s has ended.\n", prov);
 	} else if (error == 0) {
-		reenc_start(o, prov, p, reenc_kind_asked(o), &md, name);
+		reenc_start(o, prov, p, reenc_kind_asked(o), &md, name, NULL);
 	} else if (error == -GELI_EINPROGRESS) {
 		/* Under way, paused or failed: it goes on, as it started. */
 		if (ctl_status(name, &st) != 0 ||
@@ -524,6 +393,7 @@ cmd_reencrypt(struct opts *o, int argc, char **argv)
 	struct msg_args a = { .prov = argv[0] };
 	struct geli_provider *p = NULL;
 	struct geli_metadata md;
+	struct luks2_end *end = NULL;
 	char name[256], path[4096];
 	int error;
 
@@ -558,24 +428,43 @@ cmd_reencrypt(struct opts *o, int argc, char **argv)
 		    "in use" : strerror(-error));
 		return;
 	}
+	if ((end = calloc(1, sizeof(*end))) == NULL) {
+		req_error("Cannot allocate memory.");
+		geli_provider_close(p);
+		return;
+	}
 	error = geli_provider_read_metadata(p, &md);
 	if (error != -GELI_EINPROGRESS && *opt_str(o, 'F') != '\0' &&
 	    access(opt_str(o, 'F'), F_OK) == 0 && journal_left(argv[0], p,
 	    error == 0 ? &md : NULL, opt_str(o, 'F')) == 1) {
 		/* Nothing left to do. */
 	} else if (error == -GELI_EINPROGRESS) {
-		resume(o, argv[0], p, &md);
+		resume(o, argv[0], p, &md, end);
 	} else if (error == 0 && opt_bool(o, 'E')) {
 		req_error("Provider %s is already a GELI provider.", argv[0]);
 	} else if (error == 0) {
-		reenc_start(o, argv[0], p, reenc_kind_asked(o), &md, NULL);
+		reenc_start(o, argv[0], p, reenc_kind_asked(o), &md, NULL,
+		    end);
 	} else if ((error == -GELI_ENOMAGIC || error == -EINVAL) &&
 	    opt_bool(o, 'E')) {
-		reenc_start(o, argv[0], p, GELI_REENC_ENCRYPT, NULL, NULL);
+		reenc_start(o, argv[0], p, GELI_REENC_ENCRYPT, NULL, NULL,
+		    NULL);
+	} else if ((error == -GELI_ENOMAGIC || error == -EINVAL) &&
+	    reenc_kind_asked(o) == GELI_REENC_LUKS2) {
+		/* Its partition table's edit may be what is left. */
+		geli_provider_close(p);
+		p = NULL;
+		if (luks2_complete(o, argv[0], prov_path(argv[0], path,
+		    sizeof(path))) == 1)
+			req_msg(OP_READ, GELI_STEP_READ, error, &a);
 	} else {
 		a.version = md.version;
 		req_msg(OP_READ, GELI_STEP_READ, error, &a);
 	}
 	geli_wipe(&md, sizeof(md));
 	geli_provider_close(p);
+	/* The partition grown over the header once it is closed. */
+	if (end->done)
+		luks2_finish(o, argv[0], end);
+	free(end);
 }

@@ -207,6 +207,26 @@ cs_failed(const char *what, const char *file, int error)
 	return -1;
 }
 
+/* The LUKS2 header in file hdr, loaded into *cd (NULL on an error); 0 or
+ * libcryptsetup's -errno, its message in cs_msg. */
+static int
+cs_load(const char *hdr, struct crypt_device **cd)
+{
+	int error;
+
+	cs_msg[0] = '\0';
+	crypt_set_log_callback(NULL, cs_log, NULL);
+	*cd = NULL;
+	error = crypt_init(cd, hdr);
+	if (error == 0)
+		error = crypt_load(*cd, CRYPT_LUKS2, NULL);
+	if (error != 0) {
+		crypt_free(*cd);
+		*cd = NULL;
+	}
+	return error;
+}
+
 /* The keyslots' KDF: argon2id as cryptsetup's defaults, or PBKDF2 of -i
  * iterations. */
 static int
@@ -230,7 +250,7 @@ set_pbkdf(struct crypt_device *cd, struct opts *o)
 
 int
 luks2_header_write(struct opts *o, const char *hdr, const char *data,
-    uint32_t S, const uint8_t uuid[16], const uint8_t *vk,
+    uint64_t offset, uint32_t S, const uint8_t uuid[16], const uint8_t *vk,
     const struct luks2_keys *k)
 {
 	struct crypt_params_luks2 params = { .sector_size = S,
@@ -267,7 +287,12 @@ luks2_header_write(struct opts *o, const char *hdr, const char *data,
 			cs_failed("set the key derivation of", hdr, error);
 		goto fail;
 	}
-	/* data_alignment 0 with a detached header: the data at byte 0. */
+	/* Without an offset, a detached header's data is at byte 0. */
+	if (offset != 0 && (error = crypt_set_data_offset(cd, offset / 512)) <
+	    0) {
+		cs_failed("set the data offset of", hdr, error);
+		goto fail;
+	}
 	if ((error = crypt_format(cd, CRYPT_LUKS2, "aes", "xts-plain64", u,
 	    (const char *)vk, LUKS2_VKLEN, &params)) < 0) {
 		cs_failed("write the LUKS2 header", hdr, error);
@@ -323,13 +348,9 @@ luks2_header_backup(struct opts *o, const char *prov, const char *hdr)
 		free(file);
 		return 0;
 	}
-	cs_msg[0] = '\0';
-	crypt_set_log_callback(NULL, cs_log, NULL);
 	/* A backup of the same name is replaced, as init's is. */
 	(void)unlink(file);
-	error = crypt_init(&cd, hdr);
-	if (error == 0)
-		error = crypt_load(cd, CRYPT_LUKS2, NULL);
+	error = cs_load(hdr, &cd);
 	if (error == 0)
 		error = crypt_header_backup(cd, CRYPT_LUKS2, file);
 	crypt_free(cd);
@@ -348,11 +369,7 @@ luks2_header_check(const char *prov, const char *hdr, const uint8_t *vk)
 	struct crypt_device *cd = NULL;
 	int error;
 
-	cs_msg[0] = '\0';
-	crypt_set_log_callback(NULL, cs_log, NULL);
-	error = crypt_init(&cd, hdr);
-	if (error == 0)
-		error = crypt_load(cd, CRYPT_LUKS2, NULL);
+	error = cs_load(hdr, &cd);
 	if (error == 0)
 		error = crypt_volume_key_verify(cd, (const char *)vk, LUKS2_VKLEN);
 	crypt_free(cd);
@@ -365,33 +382,83 @@ luks2_header_check(const char *prov, const char *hdr, const uint8_t *vk)
 	return -1;
 }
 
-void
-luks2_done(struct opts *o, const char *prov, const char *hdr,
-    const struct luks2_keys *k)
+int
+luks2_header_info(const char *hdr, uint8_t uuid[16], uint64_t *offset)
 {
-	static const struct luks2_keys none;
+	struct crypt_device *cd = NULL;
+	const char *u;
+	int error;
+
+	error = cs_load(hdr, &cd);
+	if (error == 0) {
+		*offset = crypt_get_data_offset(cd) * 512;
+		u = crypt_get_uuid(cd);
+		if (u == NULL || sscanf(u, "%2hhx%2hhx%2hhx%2hhx-%2hhx%2hhx-"
+		    "%2hhx%2hhx-%2hhx%2hhx-%2hhx%2hhx%2hhx%2hhx%2hhx%2hhx",
+		    &uuid[0], &uuid[1], &uuid[2], &uuid[3], &uuid[4], &uuid[5],
+		    &uuid[6], &uuid[7], &uuid[8], &uuid[9], &uuid[10], &uuid[11],
+		    &uuid[12], &uuid[13], &uuid[14], &uuid[15]) != 16)
+			error = -EINVAL;
+	}
+	crypt_free(cd);
+	return error;
+}
+
+void
+luks2_end_keys(struct luks2_end *end, const struct luks2_keys *k)
+{
+	end->known = true;
+	end->pass = k->pass != NULL;
+	end->keyfile = k->keyfile != NULL;
+	end->nkeyfiles = k->nkeyfiles;
+}
+
+void
+luks2_finish(struct opts *o, const char *prov, struct luks2_end *end)
+{
+	const struct luks2_place *pl = &end->pl;
 	const char *const *files;
 	char name[256], path[4096], real[4096];
 	const char *key = "none";
 
-	if (k == NULL)
-		k = &none;
+	/* The header file was the conversion's; its backup stays. */
+	if (end->ondisk) {
+		if (luks2_place_move(&end->pl) != 0)
+			return;
+		(void)unlink(end->hdr);
+	}
 	attach_name_of(prov, name, sizeof(name));
 	if (realpath(prov_path(prov, path, sizeof(path)), real) == NULL)
 		snprintf(real, sizeof(real), "%s", path);
 	/* One keyfile is what crypttab can name; a joined one is not a file. */
-	if (k->keyfile != NULL && k->pass == NULL &&
+	if (end->known && end->keyfile && !end->pass &&
 	    opt_multi(o, reenc_new_keys_given(o) ? 'K' : 'k', &files) == 1)
 		key = files[0];
-	printf("%s is a LUKS2 volume now, its header %s.\n", prov, hdr);
-	if (k->nkeyfiles > 1)
+	if (end->ondisk && pl->swapnum != 0)
+		printf("%s is a LUKS2 volume now, its header on the disk: "
+		    "partition %u of %s begins %u MiB earlier, over the end of "
+		    "the swap partition %s.\n", prov, pl->num, pl->disk,
+		    LUKS2_DISK_HDR >> 20, pl->swap);
+	else if (end->ondisk)
+		printf("%s is a LUKS2 volume now, its header on the disk: "
+		    "partition %u of %s begins %u MiB earlier.\n", prov,
+		    pl->num, pl->disk, LUKS2_DISK_HDR >> 20);
+	else
+		printf("%s is a LUKS2 volume now, its header %s.\n", prov,
+		    end->hdr);
+	if (end->nkeyfiles > 1)
 		printf("Its keyfile keyslot takes the %u keyfiles joined, in the "
-		    "order given (cat them into one file).\n", k->nkeyfiles);
-	if (k->pass != NULL && k->keyfile != NULL)
+		    "order given (cat them into one file).\n", end->nkeyfiles);
+	if (end->pass && end->keyfile)
 		printf("A passphrase keyslot and a keyfile keyslot: either "
 		    "opens it alone.\n");
-	printf("Open it with: cryptsetup open --header %s %s %s\n", hdr, real,
-	    name);
-	printf("/etc/crypttab: %s %s %s luks,header=%s\n", name, real, key,
-	    hdr);
+	if (end->ondisk) {
+		printf("Open it with: cryptsetup open %s %s\n", real, name);
+		printf("/etc/crypttab: %s %s %s luks\n", name, real, key);
+	} else {
+		printf("Open it with: cryptsetup open --header %s %s %s\n",
+		    end->hdr, real, name);
+		printf("/etc/crypttab: %s %s %s luks,header=%s\n", name, real,
+		    key, end->hdr);
+	}
 }

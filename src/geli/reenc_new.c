@@ -284,7 +284,8 @@ start_attached(struct opts *o, const char *name, enum geli_reenc_kind kind,
 
 void
 reenc_start(struct opts *o, const char *prov, struct geli_provider *p,
-    enum geli_reenc_kind kind, struct geli_metadata *md, const char *attached)
+    enum geli_reenc_kind kind, struct geli_metadata *md, const char *attached,
+    struct luks2_end *end)
 {
 	uint8_t *keys = geli_secure_alloc(2 * GELI_MKEY_DATALEN +
 	    GELI_USERKEYLEN);
@@ -293,7 +294,8 @@ reenc_start(struct opts *o, const char *prov, struct geli_provider *p,
 	struct geli_metadata nmd;
 	struct geli_reenc *r = NULL;
 	struct luks2_keys lk = { 0 };
-	char pbuf[4096], jpath[4200], hdr[4200] = "";
+	char pbuf[4096], jpath[4200], why[4400], *hdr = end != NULL ?
+	    end->hdr : NULL;
 	const char *path = prov_path(prov, pbuf, sizeof(pbuf));
 	int slot = 0, error;
 
@@ -316,6 +318,19 @@ reenc_start(struct opts *o, const char *prov, struct geli_provider *p,
 		    &nmd) != 0 || luks2_unlock(o, p, md, prov, oldmk, &slot,
 		    &lk) != 0)
 			goto out;
+		/* Without -H, on the disk where there is room before it. */
+		if (*opt_str(o, 'H') == '\0') {
+			int rc = luks2_place_find(prov, path, &end->pl, why,
+			    sizeof(why));
+
+			if (rc < 0)
+				goto out;
+			end->ondisk = rc == 1;
+			if (!end->ondisk && verbose)
+				printf("The LUKS2 header of %s goes in a file: "
+				    "%s.\n", prov, why);
+		}
+		luks2_end_keys(end, &lk);
 		/* Its volume key where a Master Key's Data Key is. */
 		memset(newmk, 0, GELI_MKEY_DATALEN);
 		if (geli_random_key(LUKS2_VK(newmk), LUKS2_VKLEN) != 0) {
@@ -346,8 +361,9 @@ reenc_start(struct opts *o, const char *prov, struct geli_provider *p,
 		goto out;
 	/* LUKS2's header before anything changes on the provider. */
 	if (kind == GELI_REENC_LUKS2 && (luks2_header_path(o, uuid, hdr,
-	    sizeof(hdr)) != 0 || luks2_header_write(o, hdr, path,
-	    nmd.sectorsize, uuid, LUKS2_VK(newmk), &lk) != 0)) {
+	    sizeof(end->hdr)) != 0 || luks2_header_write(o, hdr, path,
+	    end->ondisk ? LUKS2_DISK_HDR : 0, nmd.sectorsize, uuid,
+	    LUKS2_VK(newmk), &lk) != 0)) {
 		hdr[0] = '\0';
 		goto out;
 	}
@@ -373,18 +389,18 @@ reenc_start(struct opts *o, const char *prov, struct geli_provider *p,
 		    error == -GELI_EJOURNALEXISTS ? " exists" :
 		    geli_strerror(error));
 		/* Nothing refers to the header: it goes too. */
-		if (hdr[0] != '\0')
+		if (hdr != NULL && hdr[0] != '\0')
 			unlink(hdr);
 		goto out;
 	}
 	if (verbose)
 		printf("Converting %s (%s); journal %s%s%s.\n", prov,
-		    msg_reenc_kind(kind), jpath, hdr[0] ? ", header " : "",
-		    hdr);
-	if (reenc_run(prov, r, hdr[0] ? hdr : NULL) != 0)
+		    msg_reenc_kind(kind), jpath, kind == GELI_REENC_LUKS2 ?
+		    ", header " : "", kind == GELI_REENC_LUKS2 ? hdr : "");
+	if (reenc_run(prov, r, kind == GELI_REENC_LUKS2 ? end : NULL) != 0)
 		goto out;
 	if (kind == GELI_REENC_LUKS2)
-		luks2_done(o, prov, hdr, &lk);
+		end->done = true;
 	else if (kind != GELI_REENC_DECRYPT)
 		backup_new(o, prov, &nmd, geli_provider_sectorsize(p));
 out:

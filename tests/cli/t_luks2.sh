@@ -14,6 +14,7 @@
 # halfway and resumed; the refusals, nothing changed.  (dm-crypt itself,
 # and online conversion, are the guest lane's.)
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/luks2_lib.sh"
 if ! command -v cryptsetup >/dev/null || ! python3 -c 'import cryptography' 2>/dev/null; then
 	skip "needs cryptsetup (cryptsetup-bin) and Python's cryptography"
 	done_testing
@@ -24,28 +25,6 @@ passfile "$T/pass2" "another one"
 head -c 64 /dev/urandom >"$T/key1"
 head -c 100 /dev/urandom >"$T/key2"
 
-# luks2_plain DEV VKHEX S OUT LEN: LEN bytes of DEV decrypted as LUKS2's
-# aes-xts-plain64 of S-byte sectors with volume key VKHEX, into OUT.
-luks2_plain() {
-	python3 - "$@" <<'PY'
-import sys
-from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-dev, vk, S, out, n = sys.argv[1], bytes.fromhex(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
-with open(dev, "rb") as f, open(out, "wb") as o:
-    for off in range(0, n, S):
-        tweak = (off // 512).to_bytes(8, "little") + bytes(8)
-        d = Cipher(algorithms.AES(vk), modes.XTS(tweak)).decryptor()
-        o.write(d.update(f.read(S)) + d.finalize())
-PY
-}
-# volume_key HDR KEYFILE: the volume key cryptsetup finds with KEYFILE's
-# bytes (a passphrase: a file without its newline), in hex.
-volume_key() {
-	cryptsetup luksDump --dump-volume-key --batch-mode --key-file "$2" "$1" 2>/dev/null |
-		awk '/^MK dump:/ { f = 1; sub(/^MK dump:/, "") } f && /^[ \t]*([0-9a-f][0-9a-f] )+/ { print } /^[A-Z]/ && !/^MK dump/ { f = 0 }' |
-		tr -d ' \t\n'
-}
-nonl() { local f=$T/$(basename "$1").raw; printf "%s" "$(head -n 1 "$1")" >"$f"; echo "$f"; }
 
 # mkgeli NAME MiB S INIT-OPTIONS...: a GELI provider made by -E from random
 # bytes; its .eli's bytes in NAME.ref.

@@ -13,7 +13,7 @@
 #                    without the AES-CBC accelerator (-Daccel=disabled;
 #                    the other builds have it where ipsec-mb exists); build the
 #                    libFuzzer harnesses (clang, -Dfuzz=true) and run each
-#                    for 50 seconds (tests/run-fuzz), and a set of CLI tests
+#                    for 20 seconds (tests/run-fuzz), and a set of CLI tests
 #                    again under valgrind's memcheck; the Debian packages
 #                    (as "deb") and t_deb on them; and the
 #                    guest lane: OpenZFS on Debian's own kernels, booted
@@ -178,7 +178,7 @@ boosted() {	# CMD...
 
 # The side lane, beside the main lane's passes: the sanitized build (the
 # main lane waits for it after its plain pass), the Debian packages and
-# t_deb, the fuzzing build and the fuzzers, 50 seconds each
+# t_deb, the fuzzing build and the fuzzers, 20 seconds each
 # (GELI_FUZZ_SECONDS), then the OpenSSL pass and valgrind's memcheck over
 # VALGRIND_PASS, as side runs of run-suite (their
 # tests held to what carries their names, GELI_SUITE_SIDE).  Each step

@@ -1,22 +1,24 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # OpenZFS on GELI providers in the studies' layouts, on the providers'
-# stable names: four mirrors of two with compression; a raidz of five with
-# 4096-byte sectors across ciphers and key lengths; a raidz2 with a log and
-# a cache.  Each pool: written, scrubbed, exported, found consistent by
-# zdb, its providers detached and attached again in another order (other
-# loop devices), imported by its names alone, read back.
+# stable names: a raidz of five with 4096-byte sectors across ciphers and
+# key lengths; a raidz2 with a log and a cache.  Each pool: written,
+# scrubbed, exported, found consistent by zdb, its providers detached and
+# attached again in another order (other loop devices), imported by its
+# names alone, read back.  (Four mirrors of two with compression: t_zfs's
+# 4xmirror on the lane's backports; what this kernel changes, FUSE files
+# on loop devices and OpenZFS 2.1, the two layouts here prove.)
 . "$(dirname "$0")/guest.sh"
 need_zfs || { done_testing; exit; }
 
-mkprovs 80M -- p1 p2 p3 p4 p5 p6 p7 p8
+mkprovs 80M -- p1 p2 p3 p4 p5 p6
 i=0
 for c in aes-xts:128 aes-xts:256 aes-cbc:192 camellia-cbc:256 blowfish-cbc:448; do
 	i=$((i + 1))
 	mkprovs 80M -e "${c%:*}" -l "${c#*:}" -- "c$i"
 done
-all=(p1 p2 p3 p4 p5 p6 p7 p8 c1 c2 c3 c4 c5)
-check "13 providers attached with -L" attach_keyed "${all[@]}"
+all=(p1 p2 p3 p4 p5 p6 c1 c2 c3 c4 c5)
+check "11 providers attached with -L" attach_keyed "${all[@]}"
 check "each has its stable name" bash -c 'for n; do [ -b "/dev/$n.eli" ] || exit 1; done' _ "${all[@]}"
 
 # cycle POOL MEMBER...: the round every layout goes through.  Its members
@@ -42,12 +44,6 @@ cycle() {
 		nok "$pool:$bad"; zpool status "$pool" 2>&1 | diag; fi
 }
 
-zpool create -O compression=on quad mirror /dev/p1.eli /dev/p2.eli mirror /dev/p3.eli /dev/p4.eli \
-	mirror /dev/p5.eli /dev/p6.eli mirror /dev/p7.eli /dev/p8.eli >"$T/zc" 2>&1 || diag <"$T/zc"
-check "four mirrors of two with compression=on" bash -c \
-	'[ "$(zfs get -H -o value compression quad)" = on ] && [ "$(zpool status quad | grep -c mirror-)" = 4 ]'
-cycle quad p1 p2 p3 p4 p5 p6 p7 p8
-zpool destroy quad
 
 zpool create five raidz /dev/c1.eli /dev/c2.eli /dev/c3.eli /dev/c4.eli /dev/c5.eli >"$T/zc" 2>&1 || diag <"$T/zc"
 check "a raidz of five across AES-XTS 128/256, AES-CBC 192, Camellia 256, Blowfish 448, 4096-byte blocks (ashift 12)" \

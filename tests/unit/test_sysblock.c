@@ -16,33 +16,34 @@
 
 static char top[] = "/tmp/test_sysblock.XXXXXX";
 
+/* rel's path in the tree. */
+static const char *
+at(const char *rel)
+{
+	static char p[4200];
+
+	snprintf(p, sizeof(p), "%s/%s", top, rel);
+	return p;
+}
+
 static void
 put(const char *rel, const char *text)
 {
-	char p[4200];
-
-	snprintf(p, sizeof(p), "%s/%s", top, rel);
-	if (write_file(p, text) != 0)
+	if (write_file(at(rel), text) != 0)
 		tap_ok(0, "write %s", rel);
 }
 
 static void
 dir(const char *rel)
 {
-	char p[4200];
-
-	snprintf(p, sizeof(p), "%s/%s", top, rel);
-	if (make_dirs(p, 0755) != 0)
+	if (make_dirs(at(rel), 0755) != 0)
 		tap_ok(0, "mkdir %s", rel);
 }
 
 static void
 link_to(const char *target, const char *rel)
 {
-	char p[4200];
-
-	snprintf(p, sizeof(p), "%s/%s", top, rel);
-	if (symlink(target, p) != 0)
+	if (symlink(target, at(rel)) != 0)
 		tap_ok(0, "symlink %s", rel);
 }
 

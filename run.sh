@@ -64,13 +64,16 @@ install_missing() {
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# (BUILD_TARGETS: only those of ninja's targets, e.g. the fuzzing build's
+# harnesses, not the whole tree again.)
 build() {	# build DIR [meson options...]
 	local dir=$1; shift
 	if [ ! -f "$dir/build.ninja" ]; then
 		meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log" >&2; exit 1; }
 		rm -f "$dir.setup.log"
 	fi
-	ninja -C "$dir" >/dev/null || ninja -C "$dir"
+	# shellcheck disable=SC2086
+	ninja -C "$dir" ${BUILD_TARGETS:-} >/dev/null || ninja -C "$dir" ${BUILD_TARGETS:-}
 }
 
 # The .deb packages into debs/ (from a copy of the tree, so that the build
@@ -203,7 +206,9 @@ side_lane() {
 		cat "$marks/debs.log" >build/suite-deb.log
 	fi
 	mkdir -p build-fuzz
-	if (CC=clang build build-fuzz -Dfuzz=true) >"$marks/fuzz.log" 2>&1; then
+	# (the harnesses alone: 29 CPU s instead of 65 for the whole tree)
+	if (CC=clang BUILD_TARGETS=$(cd fuzz && ls fuzz_*.c | sed 's,^,fuzz/,; s,[.]c$,,') \
+	    build build-fuzz -Dfuzz=true) >"$marks/fuzz.log" 2>&1; then
 		tests/run-fuzz build-fuzz >build-fuzz/fuzz.log 2>&1 || true
 	else
 		cat "$marks/fuzz.log" >build-fuzz/fuzz.log

@@ -22,6 +22,7 @@
 
 #include "ctl.h"
 #include "dmn.h"
+#include "leakcheck.h"
 #include "loopdev.h"
 #include "rundir.h"
 
@@ -424,6 +425,7 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 	teardown(d);
 	if (d->log != NULL)
 		fclose(d->log);
+	leak_check();
 	_exit(0);
 }
 

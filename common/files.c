@@ -66,6 +66,29 @@ write_file(const char *path, const char *text)
 	return error;
 }
 
+ssize_t
+read_file(const char *path, char *buf, size_t len)
+{
+	size_t got = 0;
+	ssize_t n = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	buf[0] = '\0';
+	if (fd < 0)
+		return -errno;
+	while (got + 1 < len && (n = read(fd, buf + got, len - 1 - got)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		got += (size_t)n;
+	}
+	n = n < 0 ? -errno : (ssize_t)got;
+	close(fd);
+	buf[n < 0 ? 0 : got] = '\0';
+	return n;
+}
+
 int
 sync_file_and_dir(const char *path)
 {

@@ -12,6 +12,9 @@ int make_dirs(const char *path, mode_t parents);
 int remove_tree(const char *dir);
 /* path holds text (created or truncated, mode 0600); 0 or -errno. */
 int write_file(const char *path, const char *text);
+/* The text path holds, its first len - 1 bytes at most, NUL-terminated
+ * into buf; its length, or -errno (buf then ""). */
+ssize_t read_file(const char *path, char *buf, size_t len);
 /* The file at path and its directory's entry of it on disk (fsync both); 0
  * or -errno. */
 int sync_file_and_dir(const char *path);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "askpass.h"
+#include "files.h"
 #include "tap.h"
 
 static char dir[] = "/tmp/test_askpass.XXXXXX";
@@ -40,12 +41,8 @@ static char *
 args(void)
 {
 	static char buf[2000];
-	FILE *f = fopen(argsfile, "r");
-	size_t n = f != NULL ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
 
-	if (f != NULL)
-		fclose(f);
-	buf[n] = '\0';
+	(void)read_file(argsfile, buf, sizeof(buf));
 	return buf;
 }
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* common/files.c: make_dirs, remove_tree, write_file. */
+/* common/files.c: make_dirs, remove_tree, write_file, read_file. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -68,15 +68,17 @@ main(void)
 	snprintf(path, sizeof(path), "%s/a/text", top);
 	tap_ok(write_file(path, "a longer first text\n") == 0, "write_file");
 	tap_ok(write_file(path, "bench\n") == 0, "write_file again");
-	fd = open(path, O_RDONLY);
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
-	tap_ok(n == 6 && memcmp(buf, "bench\n", 6) == 0,
+	n = read_file(path, buf, sizeof(buf));
+	tap_ok(n == 6 && strcmp(buf, "bench\n") == 0,
 	    "the file holds the last text only (%zd bytes)", n);
+	tap_ok(read_file(path, buf, 4) == 3 && strcmp(buf, "ben") == 0,
+	    "read_file: what fits, NUL-terminated");
 	tap_ok(mode_of(path) == 0600, "mode 0600 (%o)", (unsigned)mode_of(path));
 	snprintf(path, sizeof(path), "%s/no/such/dir/text", top);
 	tap_ok(write_file(path, "x") == -ENOENT, "write_file in a missing "
 	    "directory: -ENOENT");
+	tap_ok(read_file(path, buf, sizeof(buf)) == -ENOENT && buf[0] == '\0',
+	    "read_file of a missing file: -ENOENT, \"\"");
 
 	/* remove_tree: everything, files and directories; a missing one is 0. */
 	snprintf(path, sizeof(path), "%s/a/b/c/f", top);

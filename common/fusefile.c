@@ -12,7 +12,6 @@
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/vfs.h>
-#include <sys/wait.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -358,40 +357,44 @@ ff_abort_write(const char *path)
  * Abort the connection through fusectl: files still open (a forced detach)
  * then get errors, and the session's threads stop waiting for requests.
  * Where the host has no fusectl mounted (systemd mounts it at boot; other
- * systems may not), a child mounts it in a mount namespace of its own, so
- * that the host's mounts stay as they were.  Best effort: without fusectl,
- * or when the abort is refused (not root), the caller's join waits for the
- * last open file to close instead.
+ * systems may not), a thread mounts it in a mount namespace of its own
+ * (unshare(CLONE_NEWNS) is the thread's alone), so that the host's mounts
+ * stay as they were; a thread rather than a forked child, whose _exit a
+ * checker at exit (valgrind) would see holding the other threads' memory
+ * as lost.  Best effort: without fusectl, or when the abort is refused
+ * (not root), the caller's join waits for the last open file to close
+ * instead.
  */
 #define FUSECTL_SUPER_MAGIC 0x65735543	/* the kernel's fs/fuse/control.c */
+#define FUSECTL_DIR "/sys/fs/fuse/connections"
+
+static void *
+ff_abort_ns(void *path)
+{
+	/* ("none": a propagation change ignores source and type; valgrind
+	 * still reads them.) */
+	if (unshare(CLONE_NEWNS) == 0 &&
+	    mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) == 0 &&
+	    mount("fusectl", FUSECTL_DIR, "fusectl", 0, NULL) == 0)
+		ff_abort_write(path);
+	return NULL;
+}
 
 static void
 ff_abort(struct fusefile *f)
 {
-	static const char dir[] = "/sys/fs/fuse/connections";
 	char path[128];
 	struct statfs sf;
-	pid_t pid;
+	pthread_t t;
 
-	snprintf(path, sizeof(path), "%s/%u/abort", dir, minor(f->dev));
-	if (statfs(dir, &sf) != 0 || sf.f_type == FUSECTL_SUPER_MAGIC) {
+	snprintf(path, sizeof(path), "%s/%u/abort", FUSECTL_DIR,
+	    minor(f->dev));
+	if (statfs(FUSECTL_DIR, &sf) != 0 || sf.f_type == FUSECTL_SUPER_MAGIC) {
 		ff_abort_write(path);
 		return;
 	}
-	/* Only system calls in the child of a threaded process.  ("none":
-	 * a propagation change ignores source and type; valgrind still
-	 * reads them.) */
-	pid = fork();
-	if (pid == 0) {
-		if (unshare(CLONE_NEWNS) == 0 &&
-		    mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) == 0 &&
-		    mount("fusectl", dir, "fusectl", 0, NULL) == 0)
-			ff_abort_write(path);
-		_exit(0);
-	}
-	if (pid > 0)
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
+	if (pthread_create(&t, NULL, ff_abort_ns, path) == 0)
+		pthread_join(t, NULL);
 }
 
 void

@@ -34,7 +34,8 @@ enum ctl_verb {
 	CTL_DELKEY,		/* keyno; flags: CTL_F_ALL, CTL_F_FORCE */
 	CTL_KILL,
 	CTL_CONFIGURE,		/* set, clear: GELI_CONFIGURABLE_FLAGS */
-	CTL_REENCRYPT,		/* reenc: start, go on; CTL_F_PAUSE: pause */
+	CTL_REENCRYPT,		/* reenc: start, go on; CTL_F_PAUSE: pause;
+				 * CTL_F_FINISH: end (CTL_REENC_CONVERTED) */
 	CTL_VERB_END
 };
 
@@ -42,18 +43,19 @@ enum ctl_verb {
 #define CTL_F_LAST	0x2
 #define CTL_F_ALL	0x4
 #define CTL_F_PAUSE	0x8
-#define CTL_F_MASK	0xf
+#define CTL_F_FINISH	0x10	/* REENCRYPT: a LUKS2 target's end */
+#define CTL_F_MASK	0x1f
 
 /* A conversion to start online (kind != 0), or the one there to go on. */
 struct ctl_reenc {
-	uint32_t kind;		/* 0, GELI_REENC_REKEY or GELI_REENC_DECRYPT */
+	uint32_t kind;		/* 0, GELI_REENC_REKEY, _DECRYPT or _LUKS2 */
 	uint32_t hotzone;	/* bytes, 0: the default */
 	uint8_t uuid[16];
 	char journal[1024];	/* absolute */
-	uint16_t mdlen;		/* REKEY: GELI_MD_SIZE, else 0 */
+	uint16_t mdlen;		/* REKEY, LUKS2: GELI_MD_SIZE, else 0 */
 	uint8_t md[GELI_MD_SIZE];	/* the new record, encoded */
-	uint16_t mklen;		/* REKEY: GELI_MKEY_DATALEN, else 0 */
-	uint8_t mk[GELI_MKEY_DATALEN];	/* its Master Key */
+	uint16_t mklen;		/* REKEY, LUKS2: GELI_MKEY_DATALEN, else 0 */
+	uint8_t mk[GELI_MKEY_DATALEN];	/* its Master Key (LUKS2's volume key) */
 };
 
 struct ctl_request {
@@ -74,6 +76,8 @@ enum ctl_reenc_state {
 	CTL_REENC_PAUSED,	/* by request, or detach to come */
 	CTL_REENC_FAILED,	/* reenc_error says why; run it again */
 	CTL_REENC_DONE,		/* detach and attach for the new record */
+	CTL_REENC_CONVERTED,	/* LUKS2: every sector; GELI's record and the
+				 * journal stay until CTL_F_FINISH */
 	CTL_REENC_STATE_END
 };
 

@@ -128,15 +128,18 @@ static bool
 reenc_valid(const struct ctl_request *r)
 {
 	const struct ctl_reenc *e = &r->reenc;
-	bool rekey = e->kind == GELI_REENC_REKEY;
+	bool rekey = e->kind == GELI_REENC_REKEY ||
+	    e->kind == GELI_REENC_LUKS2;
 
 	if (r->verb != CTL_REENCRYPT)
 		return e->kind == 0 && e->mdlen == 0 && e->mklen == 0 &&
-		    e->journal[0] == '\0';
+		    e->journal[0] == '\0' && !(r->flags & CTL_F_FINISH);
 	if (e->kind == 0)
-		return e->mdlen == 0 && e->mklen == 0 && e->journal[0] == '\0';
+		return e->mdlen == 0 && e->mklen == 0 && e->journal[0] == '\0' &&
+		    (r->flags & (CTL_F_PAUSE | CTL_F_FINISH)) !=
+		    (CTL_F_PAUSE | CTL_F_FINISH);
 	return (rekey || e->kind == GELI_REENC_DECRYPT) &&
-	    e->journal[0] == '/' && !(r->flags & CTL_F_PAUSE) &&
+	    e->journal[0] == '/' && !(r->flags & (CTL_F_PAUSE | CTL_F_FINISH)) &&
 	    e->mdlen == (rekey ? GELI_MD_SIZE : 0) &&
 	    e->mklen == (rekey ? GELI_MKEY_DATALEN : 0);
 }
@@ -308,7 +311,7 @@ get_status(struct cur *c, struct ctl_status *s)
 	get_str(c, s->journal, sizeof(s->journal));
 	if (s->usedkey < -1 || s->usedkey >= GELI_MAXMKEYS ||
 	    s->name[0] == '\0' || s->reenc_state >= CTL_REENC_STATE_END ||
-	    s->reenc_kind > GELI_REENC_DECRYPT || s->reenc_error > 0 ||
+	    s->reenc_kind > GELI_REENC_LUKS2 || s->reenc_error > 0 ||
 	    s->reenc_done > s->reenc_total)
 		c->ok = false;
 }

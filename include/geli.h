@@ -897,9 +897,14 @@ GELI_API int geli_online_flush(struct geli_online *o);
  * step succeeds: the next call first does what a resume does (a PREPARED
  * chunk written again from the journal).  With every chunk done, the
  * conversion finished (geli_reenc_finish) and 0; from then on all I/O goes
- * to the new side.
+ * to the new side.  A conversion to LUKS2 is not finished there: every
+ * chunk done, its record and journal stay (0, and again 0 for each call)
+ * until geli_online_finish, once its header is in place.
  */
 GELI_API int geli_online_step(struct geli_online *o);
+/* The end of a conversion whose every chunk is done (-EINVAL before):
+ * geli_reenc_finish's, once; 0 when it has ended already. */
+GELI_API int geli_online_finish(struct geli_online *o);
 GELI_API void geli_online_progress(struct geli_online *o, uint64_t *done,
     uint64_t *total, uint64_t *bytes);
 GELI_API bool geli_online_finished(struct geli_online *o);

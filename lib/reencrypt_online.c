@@ -330,7 +330,22 @@ geli_online_step(struct geli_online *o)
 		(void)recover(o);	/* may fail as the step did */
 	if (error != 0)
 		return error;
-	/* Every chunk done: every piece goes to the new side already. */
+	/* Every chunk done: every piece goes to the new side already.  A
+	 * LUKS2 target's end waits for its header (geli_online_finish). */
+	if (o->r->kind == GELI_REENC_LUKS2)
+		return 0;
+	return geli_online_finish(o);
+}
+
+int
+geli_online_finish(struct geli_online *o)
+{
+	int error;
+
+	if (o->finished)
+		return 0;
+	if (o->broken || o->r->done != o->r->nchunks)
+		return -EINVAL;
 	if ((error = geli_reenc_finish(o->r)) != 0)
 		return error;
 	geli_reenc_free(o->r);

@@ -74,7 +74,14 @@ converter_main(void *arg)
 	while (!atomic_load(&d->conv_stop) &&
 	    (error = geli_online_step(d->online)) == 1)
 		;
-	if (error == 0) {
+	if (error == 0 && !geli_online_finished(d->online)) {
+		/* LUKS2: the end is the command's, once the header is in
+		 * place (finish below). */
+		set_state(d, CTL_REENC_CONVERTED, 0);
+		dlog(d, "%s.eli: conversion (%s): every sector converted; "
+		    "GELI's record stays until its header is in place.",
+		    d->name, msg_reenc_kind(d->reenc_kind));
+	} else if (error == 0) {
 		set_state(d, CTL_REENC_DONE, 0);
 		dlog(d, "%s.eli: conversion (%s) finished.", d->name,
 		    msg_reenc_kind(d->reenc_kind));
@@ -188,13 +195,13 @@ start(struct dmn *d, struct ctl_reply *rp, const struct ctl_request *rq)
 		return;
 	}
 	error = geli_provider_read_metadata(d->p, &oldmd);
-	if (error == 0 && e->kind == GELI_REENC_REKEY)
+	if (error == 0 && e->mdlen != 0)
 		error = geli_metadata_decode(e->md, e->mdlen, &newmd);
 	if (error == 0)
 		error = geli_reenc_start(d->p, e->kind, &oldmd, d->mkey,
-		    rq->keyno < 0 ? d->r.used_key : rq->keyno, e->kind == GELI_REENC_REKEY ? &newmd : NULL,
-		    e->kind == GELI_REENC_REKEY ? e->mk : NULL, e->uuid,
-		    e->journal, e->hotzone, &r);
+		    rq->keyno < 0 ? d->r.used_key : rq->keyno,
+		    e->mdlen != 0 ? &newmd : NULL, e->mklen != 0 ? e->mk : NULL,
+		    e->uuid, e->journal, e->hotzone, &r);
 	geli_wipe(&oldmd, sizeof(oldmd));
 	geli_wipe(&newmd, sizeof(newmd));
 	if (error == 0 && (error = geli_online_open(r, d->v, d->threads,
@@ -218,12 +225,41 @@ start(struct dmn *d, struct ctl_reply *rp, const struct ctl_request *rq)
 	}
 }
 
+/* A LUKS2 target's end, asked for once its header is in place: GELI's
+ * record and the journal go (geli_online_finish). */
+static void
+finish(struct dmn *d, struct ctl_reply *rp)
+{
+	int error;
+
+	if (d->online == NULL || get_state(d) != CTL_REENC_CONVERTED) {
+		refuse(rp, -EBUSY, "Provider %s is not converted to its last "
+		    "sector yet.", d->prov);
+		return;
+	}
+	converter_stop(d);	/* (it ended: joined) */
+	error = geli_online_finish(d->online);
+	if (error != 0) {
+		set_state(d, CTL_REENC_CONVERTED, 0);
+		refuse(rp, error, "Cannot finish the conversion of %s: %s.",
+		    d->prov, geli_strerror(error));
+		return;
+	}
+	set_state(d, CTL_REENC_DONE, 0);
+	dlog(d, "%s.eli: conversion (%s) finished.", d->name,
+	    msg_reenc_kind(d->reenc_kind));
+}
+
 void
 dmn_do_reencrypt(struct dmn *d, struct ctl_reply *rp,
     const struct ctl_request *rq)
 {
 	if (rq->flags & CTL_F_PAUSE) {
 		dmn_convert_pause(d);
+		return;
+	}
+	if (rq->flags & CTL_F_FINISH) {
+		finish(d, rp);
 		return;
 	}
 	if (rq->reenc.kind != 0) {

@@ -126,8 +126,9 @@ out:
 /*
  * prov's record md is marked: a conversion goes on in the daemon, with the
  * journal in its default place, when it is one an attached provider can do
- * (a new Master Key, decryption; not LUKS2's).  md becomes the old record
- * the key opens.
+ * (a new Master Key, decryption, LUKS2: whose daemon converts to the last
+ * sector and waits for geli reencrypt to end it).  md becomes the old
+ * record the key opens.
  */
 static int
 attach_marked(struct opts *o, const char *prov, struct attach_req *r)
@@ -145,9 +146,8 @@ attach_marked(struct opts *o, const char *prov, struct attach_req *r)
 	error = geli_reenc_peek(r->journal, &info);
 	if (error == 0 && memcmp(info.uuid, uuid, 16) != 0)
 		error = -GELI_EJOURNAL;
-	/* -E, and LUKS2 (whose end needs its header), go on offline only. */
-	if (error == 0 && (info.kind == GELI_REENC_ENCRYPT ||
-	    info.kind == GELI_REENC_LUKS2))
+	/* -E goes on offline only. */
+	if (error == 0 && info.kind == GELI_REENC_ENCRYPT)
 		error = -GELI_EINPROGRESS;
 	geli_wipe(&info, sizeof(info));
 	if (error == -GELI_EINPROGRESS || (error == 0 && opt_bool(o, 'r'))) {

@@ -56,12 +56,15 @@ state_name(const struct ctl_status *st, char *buf, size_t len)
 		[CTL_REENC_PAUSED] = "conversion paused at",
 		[CTL_REENC_FAILED] = "conversion failed at",
 		[CTL_REENC_DONE] = "converted",
+		[CTL_REENC_CONVERTED] = "every sector converted, the end to "
+		    "come",
 	};
 	const char *s = (st->flags & GELI_FLAG_SUSPEND) ? "SUSPENDED" : "ACTIVE";
 
 	if (st->reenc_state == CTL_REENC_NONE)
 		snprintf(buf, len, "%s", s);
-	else if (st->reenc_state == CTL_REENC_DONE)
+	else if (st->reenc_state == CTL_REENC_DONE ||
+	    st->reenc_state == CTL_REENC_CONVERTED)
 		snprintf(buf, len, "%s, %s", s, what[st->reenc_state]);
 	else
 		snprintf(buf, len, "%s, %s %.1f%%", s, what[st->reenc_state],

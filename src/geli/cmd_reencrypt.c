@@ -322,10 +322,56 @@ journal_left(const char *prov, struct geli_provider *p,
 	return ended ? 1 : 0;
 }
 
+/* A LUKS2 target that its daemon converted to the last sector, ended: the
+ * old key asked for (as a resume asks), the volume key from the journal
+ * (jpath), its header checked and put in place, then the daemon's end.  0,
+ * or -1 with the request error. */
+static int
+online_end(struct opts *o, const char *prov, const char *name,
+    struct geli_provider *p, const struct geli_metadata *md,
+    const char *jpath, struct luks2_end *end)
+{
+	uint8_t *mk = geli_secure_alloc(GELI_MKEY_DATALEN), uuid[16];
+	struct geli_metadata umd = *md;
+	struct geli_reenc *r = NULL;
+	char path[4096];
+	int error, rc = -1;
+
+	umd.version &= 0xffffu;
+	if (mk == NULL) {
+		req_error("Cannot allocate memory.");
+		goto out;
+	}
+	if (geli_reenc_uuid(md, uuid) != 0 || reenc_unlock(o, false, p, &umd,
+	    prov, mk, NULL, NULL, NULL) != 0)
+		goto out;
+	/* The journal read, never written: the daemon holds it. */
+	error = geli_reenc_open(p, md, mk, jpath, &r);
+	if (error != 0) {
+		req_error("Cannot end the conversion of %s with %s: %s.", prov,
+		    jpath, geli_strerror(error));
+		goto out;
+	}
+	if (luks2_header_path(o, uuid, end->hdr, sizeof(end->hdr)) != 0 ||
+	    resume_place(prov, prov_path(prov, path, sizeof(path)), end) != 0 ||
+	    luks2_end_ready(prov, end, LUKS2_VK(geli_reenc_newkey(r))) != 0 ||
+	    reenc_finish_attached(prov, name) != 0)
+		goto out;
+	end->done = end->attached = true;
+	rc = 0;
+out:
+	geli_reenc_free(r);
+	geli_wipe(&umd, sizeof(umd));
+	geli_secure_free(mk);
+	return rc;
+}
+
 /* An attached provider: its daemon converts it (docs/reencrypt.md,
- * "Online"); the command starts or resumes, then follows. */
+ * "Online"); the command starts or resumes, then follows (to LUKS2: and
+ * ends it, end set for luks2_finish). */
 static void
-online(struct opts *o, const char *prov, const char *name)
+online(struct opts *o, const char *prov, const char *name,
+    struct luks2_end *end)
 {
 	struct geli_provider *p = NULL;
 	struct geli_reenc_info info;
@@ -357,7 +403,7 @@ online(struct opts *o, const char *prov, const char *name)
 		else if (verbose)
 			printf("The conversion of %s has ended.\n", prov);
 	} else if (error == 0) {
-		reenc_start(o, prov, p, reenc_kind_asked(o), &md, name, NULL);
+		reenc_start(o, prov, p, reenc_kind_asked(o), &md, name, end);
 	} else if (error == -GELI_EINPROGRESS) {
 		/* Under way, paused or failed: it goes on, as it started. */
 		if (ctl_status(name, &st) != 0 ||
@@ -367,15 +413,22 @@ online(struct opts *o, const char *prov, const char *name)
 			    "reencrypt %s'.", prov, name, prov);
 		} else if (geli_reenc_peek(st.journal, &info) != 0 ||
 		    same_parameters(o, prov, &info) == 0) {
+			int rc = st.reenc_state == CTL_REENC_CONVERTED ? 1 : -1;
+
 			ctl_request_init(&rq, CTL_REENCRYPT);
 			reenc_catch_signals();
-			if (ctl_call(name, &rq, &rp) != 0)
+			if (rc == 1)
+				;	/* its end is what is left */
+			else if (ctl_call(name, &rq, &rp) != 0)
 				req_error("Cannot reach the daemon of %s.eli.",
 				    name);
 			else if (rp.code != 0)
 				req_error("%s", rp.message);
 			else
-				(void)reenc_wait(prov, name);
+				rc = reenc_wait(prov, name);
+			if (rc == 1)
+				(void)online_end(o, prov, name, p, &md,
+				    st.journal, end);
 		}
 		geli_wipe(&info, sizeof(info));
 	} else {
@@ -411,8 +464,15 @@ cmd_reencrypt(struct opts *o, int argc, char **argv)
 	}
 	if (reenc_target(o) < 0)
 		return;
+	if ((end = calloc(1, sizeof(*end))) == NULL) {
+		req_error("Cannot allocate memory.");
+		return;
+	}
 	if (attached_name(argv[0], name, sizeof(name))) {
-		online(o, argv[0], name);
+		online(o, argv[0], name, end);
+		if (end->done)
+			luks2_finish(o, argv[0], end);
+		free(end);
 		return;
 	}
 	error = geli_provider_open_exclusive(prov_path(argv[0], path,
@@ -426,11 +486,7 @@ cmd_reencrypt(struct opts *o, int argc, char **argv)
 	if (error != 0) {
 		req_error("Cannot open %s: %s.", argv[0], error == -EPERM ?
 		    "in use" : strerror(-error));
-		return;
-	}
-	if ((end = calloc(1, sizeof(*end))) == NULL) {
-		req_error("Cannot allocate memory.");
-		geli_provider_close(p);
+		free(end);
 		return;
 	}
 	error = geli_provider_read_metadata(p, &md);

@@ -32,8 +32,13 @@ int reenc_run(const char *prov, struct geli_reenc *r,
 void reenc_catch_signals(void);
 /* An attached provider's conversion (the daemon of name runs it) followed
  * to its end, with the progress on a terminal; paused by SIGINT, SIGTERM
- * or SIGHUP.  0, or -1 with the request error. */
+ * or SIGHUP.  0, 1 for a LUKS2 target whose every sector is converted
+ * (its end: luks2_end_ready, then reenc_finish_attached), or -1 with the
+ * request error. */
 int reenc_wait(const char *prov, const char *name);
+/* That end asked of the daemon of name: GELI's record and the journal go.
+ * 0, or -1 with the request error. */
+int reenc_finish_attached(const char *prov, const char *name);
 /* A new conversion of p of this kind (md: p's record; NULL for -E), here
  * or, when attached names its daemon (p opened read-only), there; a
  * conversion to LUKS2 that ended leaves end's hdr set, for luks2_finish
@@ -121,12 +126,18 @@ int luks2_place_move(struct luks2_place *pl);
 struct luks2_end {
 	char hdr[4200];			/* the header file; "": none */
 	bool done;			/* converted, GELI's record gone */
+	bool attached;			/* ... by the daemon, which holds it */
 	bool ondisk;			/* and goes before the partition: */
 	struct luks2_place pl;
 	bool known;			/* the keyslots' material (not on a resume): */
 	bool pass, keyfile;
 	unsigned nkeyfiles;
 };
+/* Before GELI's record goes: end's header holds vk (the volume key), and
+ * where it goes on the disk, it is there.  0, or -1 with the request
+ * error. */
+int luks2_end_ready(const char *prov, const struct luks2_end *end,
+    const uint8_t *vk);
 /* The keyslots' material into end, for the last words. */
 void luks2_end_keys(struct luks2_end *end, const struct luks2_keys *k);
 /* The end of a conversion to LUKS2 that converted every sector, once the

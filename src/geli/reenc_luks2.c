@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bootconf.h"
 #include "files.h"
 #include "keyfiles.h"
 #include "reenc.h"
@@ -413,14 +414,51 @@ luks2_end_keys(struct luks2_end *end, const struct luks2_keys *k)
 	end->nkeyfiles = k->nkeyfiles;
 }
 
+int
+luks2_end_ready(const char *prov, const struct luks2_end *end,
+    const uint8_t *vk)
+{
+	if (luks2_header_check(prov, end->hdr, vk) != 0)
+		return -1;
+	return end->ondisk ? luks2_place_copy(&end->pl, end->hdr) : 0;
+}
+
+/* GELI's record gone, geli-boot must no longer attach it at boot. */
+static void
+boot_forget(const char *prov, const char *path)
+{
+	const char *conf = bootconf_path();
+	char what[256];
+	int rc = bootconf_forget(conf, path, what, sizeof(what));
+
+	if (rc == 1)
+		printf("%s is out of %s (%s): the next boot opens it through "
+		    "/etc/crypttab.\n", prov, conf, what);
+	else if (rc < 0)
+		fprintf(stderr, "geli: Cannot take %s out of %s: %s. Take it "
+		    "out by hand, or the next boot fails to attach it.\n", prov,
+		    conf, what);
+}
+
 void
 luks2_finish(struct opts *o, const char *prov, struct luks2_end *end)
 {
 	const struct luks2_place *pl = &end->pl;
 	const char *const *files;
 	char name[256], path[4096], real[4096];
-	const char *key = "none";
+	const char *key = "none", *pp = prov_path(prov, path, sizeof(path));
 
+	attach_name_of(prov, name, sizeof(name));
+	/* Its daemon holds the partition, whose start the kernel cannot
+	 * move meanwhile: the table's edit after the detach. */
+	if (end->attached && end->ondisk) {
+		printf("%s is a LUKS2 volume now, its header on the disk before "
+		    "partition %u of %s, which begins there once %s.eli is "
+		    "detached: detach it, then run 'geli reencrypt -t luks2 "
+		    "%s'.\n", prov, pl->num, pl->disk, name, prov);
+		boot_forget(prov, pp);
+		return;
+	}
 	/* The header file was the conversion's; its backup stays. */
 	if (end->ondisk) {
 		if (luks2_place_move(&end->pl) != 0)
@@ -428,8 +466,8 @@ luks2_finish(struct opts *o, const char *prov, struct luks2_end *end)
 		(void)unlink(end->hdr);
 	}
 	attach_name_of(prov, name, sizeof(name));
-	if (realpath(prov_path(prov, path, sizeof(path)), real) == NULL)
-		snprintf(real, sizeof(real), "%s", path);
+	if (realpath(pp, real) == NULL)
+		snprintf(real, sizeof(real), "%s", pp);
 	/* One keyfile is what crypttab can name; a joined one is not a file. */
 	if (end->known && end->keyfile && !end->pass &&
 	    opt_multi(o, reenc_new_keys_given(o) ? 'K' : 'k', &files) == 1)
@@ -452,6 +490,8 @@ luks2_finish(struct opts *o, const char *prov, struct luks2_end *end)
 	if (end->pass && end->keyfile)
 		printf("A passphrase keyslot and a keyfile keyslot: either "
 		    "opens it alone.\n");
+	if (end->attached)
+		printf("%s.eli serves it until it is detached.\n", name);
 	if (end->ondisk) {
 		printf("Open it with: cryptsetup open %s %s\n", real, name);
 		printf("/etc/crypttab: %s %s %s luks\n", name, real, key);
@@ -461,4 +501,5 @@ luks2_finish(struct opts *o, const char *prov, struct luks2_end *end)
 		printf("/etc/crypttab: %s %s %s luks,header=%s\n", name, real,
 		    key, end->hdr);
 	}
+	boot_forget(prov, pp);
 }

@@ -232,8 +232,8 @@ luks2_record(const char *prov, struct geli_provider *p,
 	return 0;
 }
 
-/* The daemon of an attached provider asked to start: 0, or -1 with the
- * request error. */
+/* The daemon of an attached provider asked to start: 0, or with the
+ * request error -1, or -2 where the daemon refused (nothing started). */
 static int
 start_attached(struct opts *o, const char *name, enum geli_reenc_kind kind,
     int slot, const struct geli_metadata *nmd, const uint8_t *newmk,
@@ -261,7 +261,7 @@ start_attached(struct opts *o, const char *name, enum geli_reenc_kind kind,
 	e->hotzone = (uint32_t)opt_num(o, 'z');
 	memcpy(e->uuid, uuid, 16);
 	memcpy(e->journal, jpath, strlen(jpath) + 1);
-	if (kind == GELI_REENC_REKEY) {
+	if (kind == GELI_REENC_REKEY || kind == GELI_REENC_LUKS2) {
 		struct geli_metadata x = *nmd;
 
 		e->mdlen = GELI_MD_SIZE;
@@ -274,9 +274,10 @@ start_attached(struct opts *o, const char *name, enum geli_reenc_kind kind,
 	reenc_catch_signals();
 	if (ctl_call(name, rq, &rp) != 0)
 		req_error("Cannot reach the daemon of %s.eli.", name);
-	else if (rp.code != 0)
+	else if (rp.code != 0) {
 		req_error("%s", rp.message);
-	else
+		error = -2;
+	} else
 		error = 0;
 	geli_secure_free(rq);
 	return error;
@@ -307,13 +308,6 @@ reenc_start(struct opts *o, const char *prov, struct geli_provider *p,
 	if (luks2_header_opt(o, kind) != 0)
 		goto out;
 	if (kind == GELI_REENC_LUKS2) {
-		if (attached != NULL) {
-			req_error("Provider %s is attached: detach it first, "
-			    "then run 'geli reencrypt -t luks2 %s' (online "
-			    "conversion to LUKS2 is not built yet).", prov,
-			    prov);
-			goto out;
-		}
 		if (refuse_auth(prov, md) != 0 || luks2_record(prov, p, md,
 		    &nmd) != 0 || luks2_unlock(o, p, md, prov, oldmk, &slot,
 		    &lk) != 0)
@@ -369,6 +363,17 @@ reenc_start(struct opts *o, const char *prov, struct geli_provider *p,
 	}
 	if (kind == GELI_REENC_LUKS2 && luks2_header_backup(o, prov, hdr) != 0) {
 		unlink(hdr);
+		goto out;
+	}
+	if (attached != NULL && kind == GELI_REENC_LUKS2) {
+		error = start_attached(o, attached, kind, slot, &nmd, newmk,
+		    uuid, jpath);
+		if (error == -2)
+			unlink(hdr);	/* nothing refers to it */
+		if (error == 0 && reenc_wait(prov, attached) == 1 &&
+		    luks2_end_ready(prov, end, LUKS2_VK(newmk)) == 0 &&
+		    reenc_finish_attached(prov, attached) == 0)
+			end->done = end->attached = true;
 		goto out;
 	}
 	if (attached != NULL) {

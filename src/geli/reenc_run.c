@@ -95,9 +95,8 @@ reenc_run(const char *prov, struct geli_reenc *r,
 		return -1;
 	}
 	/* GELI's record goes last: the header must be there to take over. */
-	if (end != NULL && (luks2_header_check(prov, end->hdr,
-	    LUKS2_VK(geli_reenc_newkey(r))) != 0 || (end->ondisk &&
-	    luks2_place_copy(&end->pl, end->hdr) != 0)))
+	if (end != NULL && luks2_end_ready(prov, end,
+	    LUKS2_VK(geli_reenc_newkey(r))) != 0)
 		return -1;
 	error = geli_reenc_finish(r);
 	if (error != 0) {
@@ -146,6 +145,8 @@ reenc_wait(const char *prov, const char *name)
 	}
 	if (st.reenc_state == CTL_REENC_DONE)
 		return 0;
+	if (st.reenc_state == CTL_REENC_CONVERTED)
+		return 1;
 	if (st.reenc_state == CTL_REENC_FAILED) {
 		req_error("Cannot convert %s: %s. Run 'geli reencrypt %s' "
 		    "again to go on.", prov, geli_strerror(st.reenc_error),
@@ -164,3 +165,24 @@ reenc_wait(const char *prov, const char *name)
 	return -1;
 }
 
+
+int
+reenc_finish_attached(const char *prov, const char *name)
+{
+	struct ctl_request rq;
+	struct ctl_reply rp;
+
+	ctl_request_init(&rq, CTL_REENCRYPT);
+	rq.flags = CTL_F_FINISH;
+	if (ctl_call(name, &rq, &rp) != 0) {
+		req_error("Cannot reach the daemon of %s.eli: the conversion "
+		    "of %s ends when it is attached again, or with 'geli "
+		    "reencrypt %s'.", name, prov, prov);
+		return -1;
+	}
+	if (rp.code != 0) {
+		req_error("%s", rp.message);
+		return -1;
+	}
+	return 0;
+}

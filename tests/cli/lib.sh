@@ -9,6 +9,9 @@ FIX=$GELI_FIXTURES
 T=$(mktemp -d "/tmp/geli-test.${GELI_TEST_ID:+$GELI_TEST_ID.}XXXXXX")
 export GELI_RUNDIR=$T/run
 export GELI_STATE_DIR=$T/state
+# geli-boot's configuration, which geli reencrypt -t luks2 edits: the
+# test's own (none unless the test writes it), never /etc/default/geli.
+export GELI_BOOT_CONF=$T/default-geli
 # The stable names of -L's block devices (/dev/NAME.eli for users): the
 # test's own, since tests beside it attach providers of the same names.
 export GELI_DEVDIR=$T/dev

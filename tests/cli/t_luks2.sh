@@ -11,8 +11,8 @@
 # LUKS2 sectors), passphrase, keyfile, two keyfiles joined, new key
 # material, a hole, argon2id and PBKDF2 keyslots, the header's backup
 # (-B); a conversion killed
-# halfway and resumed; the refusals, nothing changed.  (dm-crypt itself,
-# and online conversion, are the guest lane's.)
+# halfway and resumed; the refusals, nothing changed.  (Online conversion:
+# t_luks2_online; dm-crypt itself: the guest lane.)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/luks2_lib.sh"
 if ! command -v cryptsetup >/dev/null || ! python3 -c 'import cryptography' 2>/dev/null; then
@@ -36,26 +36,11 @@ mkgeli() {
 	"$GELI" reencrypt -E -f -B none -s "$S" "$@" "$T/$name.img" >/dev/null 2>"$T/mk.err" ||
 		{ echo "mkgeli $name:"; cat "$T/mk.err"; } | diag
 }
-# converted NAME HDR KEYFILE S DESC: the checks on a converted provider.
-converted() {
-	local name=$1 hdr=$2 key=$3 S=$4 desc=$5 vk len
-	len=$(stat -c %s "$T/$name.ref")
-	check "$desc: cryptsetup reads the header (LUKS2, aes-xts-plain64, $S-byte sectors, data at 0)" \
-		bash -c 'd=$(cryptsetup luksDump "$1"); grep -q "^Version:[[:space:]]*2$" <<<"$d" &&
-			grep -q "cipher: aes-xts-plain64" <<<"$d" && grep -q "sector: $2 \[bytes\]" <<<"$d" &&
-			grep -q "offset: 0 \[bytes\]" <<<"$d"' _ "$hdr" "$S"
-	vk=$(volume_key "$hdr" "$key")
-	check "$desc: the key material opens a keyslot, a 512-bit key" test ${#vk} = 128
-	luks2_plain "$T/$name.img" "$vk" "$S" "$T/$name.got" "$len"
-	check "$desc: decrypted by Python's AES-XTS, the .eli's bytes" cmp -s "$T/$name.got" "$T/$name.ref"
-	check "$desc: zeros past them, GELI's record among them" \
-		cmp -s <(tail -c +$((len + 1)) "$T/$name.img") <(head -c $(($(stat -c %s "$T/$name.img") - len)) /dev/zero)
-	check "$desc: nothing of GELI left for geli dump or blkid" bash -c \
-		'! "$1" dump "$2" >/dev/null 2>&1 && [ -z "$(blkid -p -o value -s TYPE "$2" 2>/dev/null)" ]' _ "$GELI" "$T/$name.img"
-}
-
 # ---- Conversions ------------------------------------------------------------------
 mkgeli a 8 4096 -i 1000 -J "$T/pass"
+# Listed for geli-boot, with flags of its own, beside another provider.
+printf 'geli_devices="%s sdx"\ngeli_%s_flags="-j /etc/p"\ngeli_tries=2\n' "$T/a.img" \
+	"$(printf %s "$T/a.img" | tr -c 'A-Za-z0-9_' _)" >"$GELI_BOOT_CONF"
 run "$GELI" reencrypt -t luks2 -B "$T/a.backup" -j "$T/pass" "$T/a.img"
 hdr=$(ls "$T"/state/luks2/*.header 2>/dev/null | head -n 1)
 check "AES-XTS 128, 4096: converted; the header in the state directory, named by its UUID" \
@@ -65,6 +50,10 @@ check "... blkid calls the header crypto_LUKS" test "$(blkid -p -o value -s TYPE
 check "... the output has crypttab's line, with header=" \
 	grep -qx "/etc/crypttab: a.img $T/a.img none luks,header=$hdr" "$T/out"
 check "... no journal is left" test -z "$(ls "$T/state/reencrypt" 2>/dev/null)"
+check "... taken out of geli-boot's configuration, said" \
+	grep -qx "$T/a.img is out of $GELI_BOOT_CONF (geli_devices): the next boot opens it through /etc/crypttab." "$T/out"
+check "... which lists the other provider alone, its flags gone" \
+	test "$(cat "$GELI_BOOT_CONF")" = "$(printf 'geli_devices="sdx"\ngeli_tries=2')"
 check "... a backup of the header (-B), said, LUKS2 of the same UUID" bash -c \
 	'grep -qx "LUKS2 header backup for provider $1 can be found in $2" "$3" &&
 	 [ "$(cryptsetup luksUUID "$2")" = "$(cryptsetup luksUUID "$4")" ]' _ "$T/a.img" "$T/a.backup" "$T/out" "$hdr"
@@ -173,12 +162,5 @@ if [ -f "$SHIM" ]; then
 	expect_err "a provider under another conversion" \
 		"geli: Provider $T/m.img is being converted to AES-XTS 128 (a new Master Key): a resume takes the same parameters." \
 		--same "$T/m.img" -- "$GELI" reencrypt -t luks2 -B none -H "$T/m.hdr" -j "$T/pass" "$T/m.img"
-fi
-if need_fuse; then
-	"$GELI" attach -j "$T/pass" "$T/r.img"
-	expect_err "an attached provider (online conversion to LUKS2 not built yet)" \
-		"geli: Provider $T/r.img is attached: detach it first, then run 'geli reencrypt -t luks2 $T/r.img' (online conversion to LUKS2 is not built yet)." \
-		"$GELI" reencrypt -t luks2 -B none -H "$T/r.hdr" -j "$T/pass" "$T/r.img"
-	"$GELI" detach r.img
 fi
 done_testing

@@ -11,7 +11,9 @@
 # data after the header to the .eli's bytes.  Refusals (a swap partition in
 # use) change nothing; a conversion whose table edit did not reach the
 # kernel, and one stopped after GELI's record went and before the table was
-# edited, end with the same command.  (dm-crypt itself: the guest lane.)
+# edited, end with the same command; one converted attached (online) gets
+# its table edited by the same command after the detach.  (dm-crypt
+# itself: the guest lane.)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/luks2_lib.sh"
 if ! command -v cryptsetup >/dev/null || ! python3 -c 'import cryptography' 2>/dev/null ||
@@ -116,6 +118,35 @@ check "free space: it says where the header went" \
 check "free space: the partition begins 16 MiB earlier, the one before unchanged" \
 	test "$(start_of "$T/gap" 2) $(end_of "$T/gap" 1)" = "$((s2 - HDR / 512)) $e1"
 on_disk "${D}p2" "free space"
+
+# ---- Attached: converted online, the table edited after the detach ---------------------------
+# The daemon holds the partition, whose start the kernel cannot move
+# meanwhile: the header goes before it at the end of the conversion, and
+# the same command after the detach edits the table (no key needed).
+if need_fuse; then
+	disk live 140 -a 2048 -n 1:2048:+32M -t 1:a502 -n 2:0:0 -t 2:a504
+	D=$LOOP_live
+	P=${D##*/}p2
+	s2=$(start_of "$T/live" 2)
+	mkgeli "${D}p2"
+	"$GELI" attach -j "$T/pass" "${D}p2"
+	run "$GELI" reencrypt -t luks2 -B none -j "$T/pass" -i 1000 "${D}p2"
+	check "attached: the conversion ends with status 0" test "$rc" = 0
+	[ "$rc" = 0 ] || diag <"$T/err"
+	check "attached: it says the partition begins at the header once detached" \
+		grep -qx "${D}p2 is a LUKS2 volume now, its header on the disk before partition 2 of $D, which begins there once $P.eli is detached: detach it, then run 'geli reencrypt -t luks2 ${D}p2'." "$T/out"
+	check "attached: the table unchanged meanwhile" test "$(start_of "$T/live" 2)" = "$s2"
+	check "attached: the .eli reads the same bytes" cmp -s "$GELI_RUNDIR/$P.eli" "$T/$P.ref"
+	"$GELI" detach "$P"
+	run "$GELI" reencrypt -t luks2 "${D}p2"
+	check "detached: the same command edits the table" test "$rc" = 0
+	[ "$rc" = 0 ] || diag <"$T/err"
+	check "detached: it says where the header is" \
+		grep -qx "${D}p2 is a LUKS2 volume now, its header on the disk: partition 2 of $D begins 16 MiB earlier, over the end of the swap partition ${D}p1." "$T/out"
+	check "detached: the partition begins 16 MiB earlier" \
+		test "$(start_of "$T/live" 2)" = "$((s2 - HDR / 512))"
+	on_disk "${D}p2" "attached, then detached"
+fi
 
 # ---- No room: a file under the state directory ---------------------------------------------
 disk full 100 -a 2048 -n 1:2048:+8M -t 1:8300 -n 2:0:0 -t 2:a504

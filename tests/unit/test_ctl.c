@@ -95,6 +95,44 @@ refused_field(const char *what, struct ctl_request r)
 	    "decoder refuses %s", what);
 }
 
+/* A conversion to start (each kind the daemon takes), to go on, to end. */
+static void
+test_reenc(void)
+{
+	static const uint32_t kinds[] = { GELI_REENC_REKEY, GELI_REENC_DECRYPT,
+	    GELI_REENC_LUKS2 };
+	struct ctl_request r, back;
+	ssize_t n;
+
+	for (unsigned i = 0; i < 3; i++) {
+		bool newkey = kinds[i] != GELI_REENC_DECRYPT;
+
+		r = request(CTL_REENCRYPT);
+		r.reenc.kind = kinds[i];
+		r.reenc.hotzone = 65536;
+		memset(r.reenc.uuid, 0x5a, sizeof(r.reenc.uuid));
+		snprintf(r.reenc.journal, sizeof(r.reenc.journal), "/j/%u", i);
+		if (newkey) {
+			r.reenc.mdlen = GELI_MD_SIZE;
+			r.reenc.mklen = GELI_MKEY_DATALEN;
+			memset(r.reenc.md, 0x11, GELI_MD_SIZE);
+			memset(r.reenc.mk, 0x22, GELI_MKEY_DATALEN);
+		}
+		n = ctl_request_encode(&r, buf, sizeof(buf));
+		tap_ok(n > 0 && ctl_request_decode(buf, (size_t)n, &back) == 0 &&
+		    memcmp(&r, &back, sizeof(r)) == 0,
+		    "conversion of kind %u: request round trip", kinds[i]);
+		r.flags = CTL_F_FINISH;
+		tap_ok(ctl_request_encode(&r, buf, sizeof(buf)) == -EINVAL,
+		    "conversion of kind %u with its end: refused", kinds[i]);
+	}
+	r = request(CTL_REENCRYPT);
+	r.flags = CTL_F_FINISH;
+	n = ctl_request_encode(&r, buf, sizeof(buf));
+	tap_ok(n > 0 && ctl_request_decode(buf, (size_t)n, &back) == 0 &&
+	    back.flags == CTL_F_FINISH, "the end of a conversion: round trip");
+}
+
 static void
 test_bad_requests(void)
 {
@@ -109,6 +147,11 @@ test_bad_requests(void)
 	r = request(CTL_DETACH);
 	r.flags = 0x80;
 	refused_field("an unknown flag", r);
+	r.flags = CTL_F_FINISH;
+	refused_field("a conversion's end for detach", r);
+	r = request(CTL_REENCRYPT);
+	r.flags = CTL_F_FINISH | CTL_F_PAUSE;
+	refused_field("a conversion's end and pause at once", r);
 	r = request(CTL_DELKEY);
 	r.keyno = GELI_MAXMKEYS;
 	refused_field("key number 2", r);
@@ -212,6 +255,18 @@ test_replies(void)
 	for (ssize_t k = 0; k < n; k++)
 		refused += ctl_reply_decode(buf, (size_t)k, &back) == -EBADMSG;
 	tap_ok(refused == n, "all %zd truncations of a status reply refused", n);
+	/* A conversion to LUKS2 waiting for its end. */
+	r.status.reenc_state = CTL_REENC_CONVERTED;
+	r.status.reenc_kind = GELI_REENC_LUKS2;
+	r.status.reenc_done = r.status.reenc_total = 7;
+	n = ctl_reply_encode(&r, buf, sizeof(buf));
+	tap_ok(n > 0 && ctl_reply_decode(buf, (size_t)n, &back) == 0 &&
+	    memcmp(&r, &back, sizeof(r)) == 0,
+	    "status of a conversion to LUKS2, converted: round trip");
+	r.status.reenc_kind = GELI_REENC_LUKS2 + 1;
+	n = ctl_reply_encode(&r, buf, sizeof(buf));
+	tap_ok(n > 0 && ctl_reply_decode(buf, (size_t)n, &back) == -EBADMSG,
+	    "an unknown conversion kind refused");
 
 	memset(&r, 0, sizeof(r));
 	r.code = -GELI_ELASTKEY;
@@ -263,6 +318,7 @@ int
 main(void)
 {
 	test_requests();
+	test_reenc();
 	test_bad_requests();
 	test_replies();
 	return tap_done();

@@ -122,21 +122,27 @@ one(enum geli_reenc_kind kind, uint32_t S)
 	int error, steps = 0, eio = -1, failed = 0;
 	char what[64];
 
+	bool newkey = kind != GELI_REENC_DECRYPT;
+
 	snprintf(what, sizeof(what), "%s S=%u", kind == GELI_REENC_REKEY ?
-	    "online rekey" : "online decrypt", S);
+	    "online rekey" : kind == GELI_REENC_LUKS2 ? "online to LUKS2" :
+	    "online decrypt", S);
 	geli_random(oldmk, sizeof(oldmk));
 	geli_random(newmk, sizeof(newmk));
 	geli_random(uuid, sizeof(uuid));
 	record(&oldmd, S, oldmk);
-	record(&newmd, S, newmk);
+	if (kind == GELI_REENC_LUKS2)
+		geli_luks2_record(S, SIZE, &newmd);
+	else
+		record(&newmd, S, newmk);
 	geli_random(model, SIZE);
 	geli_volume_open(p, &oldmd, oldmk, 0, 2, &v);
 	bytes = geli_volume_size(v);
 	geli_volume_write(v, model, bytes, 0);
 	unlink(journal);
 	error = geli_reenc_start(p, kind, &oldmd, oldmk, 0,
-	    kind == GELI_REENC_REKEY ? &newmd : NULL,
-	    kind == GELI_REENC_REKEY ? newmk : NULL, uuid, journal, HOT, &r);
+	    newkey ? &newmd : NULL, newkey ? newmk : NULL, uuid, journal, HOT,
+	    &r);
 	if (error == 0)
 		error = geli_online_open(r, v, 2, &o);
 	tap_ok(error == 0, "%s: started (%d)", what, error);
@@ -174,6 +180,16 @@ one(enum geli_reenc_kind kind, uint32_t S)
 	tap_ok(failed == 2 && eio == -EIO, "%s: a step that failed on the "
 	    "provider: its chunk's reads are -EIO (%d), the next step goes on",
 	    what, eio);
+	/* LUKS2: every chunk done, the end waits for its header. */
+	if (kind == GELI_REENC_LUKS2) {
+		tap_ok(error == 0 && !geli_online_finished(o) &&
+		    geli_online_step(o) == 0 && !geli_online_finished(o) &&
+		    access(journal, F_OK) == 0 && geli_provider_read_metadata(p,
+		    &newmd) == -GELI_EINPROGRESS, "%s: every chunk done, not "
+		    "finished: the journal and the marked record stay", what);
+		geli_luks2_record(S, SIZE, &newmd);
+		error = geli_online_finish(o);
+	}
 	tap_ok(error == 0 && geli_online_finished(o) && access(journal,
 	    F_OK) != 0, "%s: finished after %d steps, the journal removed",
 	    what, steps);
@@ -193,7 +209,8 @@ one(enum geli_reenc_kind kind, uint32_t S)
 		tap_ok(memcmp(dev, model, bytes) == 0,
 		    "%s: the provider is what was written", what);
 	} else {
-		geli_volume_open(provider(), &newmd, newmk, 0, 1, &v);
+		geli_volume_open(provider(), &newmd, newmk,
+		    kind == GELI_REENC_LUKS2 ? GELI_VOLUME_LUKS2 : 0, 1, &v);
 		tap_ok(geli_volume_read(v, buf, bytes, 0) == (ssize_t)bytes &&
 		    memcmp(buf, model, bytes) == 0,
 		    "%s: the new record's key reads what was written", what);
@@ -213,6 +230,7 @@ main(void)
 	for (uint32_t S = 512; S <= 4096; S *= 8) {
 		one(GELI_REENC_REKEY, S);
 		one(GELI_REENC_DECRYPT, S);
+		one(GELI_REENC_LUKS2, S);
 	}
 	unlink(journal);
 	free(dev);

@@ -90,6 +90,9 @@ block() { doc_block "$DOC" "$1" | localize; }
 
 # ---- The system that boots ------------------------------------------------------------
 S=$T/sys                        # its /run/systemd/system, /etc/default, /usr/local/sbin
+# Its generator and units read /etc/default/geli, a mount of the test's:
+# not the configuration lib.sh names for the test's other commands.
+unset GELI_BOOT_CONF
 mkdir -p "$S/etc" "$S/sbin" "$S/system/geli@.service.d" "$S/gen"
 block config | sed -n '/^cat >/,/^EOF$/p' | sed "s#/etc/default/geli#$S/etc/geli#" >"$T/config.sh"
 bash "$T/config.sh"

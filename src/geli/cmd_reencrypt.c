@@ -413,19 +413,20 @@ online(struct opts *o, const char *prov, const char *name,
 			    "reencrypt %s'.", prov, name, prov);
 		} else if (geli_reenc_peek(st.journal, &info) != 0 ||
 		    same_parameters(o, prov, &info) == 0) {
-			int rc = st.reenc_state == CTL_REENC_CONVERTED ? 1 : -1;
+			int rc = 1;	/* converted: its end is what is left */
 
-			ctl_request_init(&rq, CTL_REENCRYPT);
-			reenc_catch_signals();
-			if (rc == 1)
-				;	/* its end is what is left */
-			else if (ctl_call(name, &rq, &rp) != 0)
-				req_error("Cannot reach the daemon of %s.eli.",
-				    name);
-			else if (rp.code != 0)
-				req_error("%s", rp.message);
-			else
-				rc = reenc_wait(prov, name);
+			if (st.reenc_state != CTL_REENC_CONVERTED) {
+				rc = -1;
+				ctl_request_init(&rq, CTL_REENCRYPT);
+				reenc_catch_signals();
+				if (ctl_call(name, &rq, &rp) != 0)
+					req_error("Cannot reach the daemon of "
+					    "%s.eli.", name);
+				else if (rp.code != 0)
+					req_error("%s", rp.message);
+				else
+					rc = reenc_wait(prov, name);
+			}
 			if (rc == 1)
 				(void)online_end(o, prov, name, p, &md,
 				    st.journal, end);

@@ -5,7 +5,8 @@
  * (-D) — and an unfinished conversion resumed.  libgeli does the steps
  * (geli_reenc_*); here are the verb, the journal's place, and the resume
  * with its checks.  What a new conversion goes to, and its keys:
- * reenc_new.c; the run with its progress on a terminal: reenc_run.c.
+ * reenc_new.c; the run with its progress on a terminal: reenc_run.c; what
+ * a stop left beside a provider not marked: reenc_left.c.
  */
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -174,29 +175,68 @@ resume_place(const char *prov, const char *path, struct luks2_end *end)
 	return rc == 1 ? 0 : -1;
 }
 
+/*
+ * The conversion md marks, its journal jpath opened with the key that
+ * opens the record, asked for as every resume asks (-E's new key where
+ * new_key), and checked before anything is written: *r set, 0; or -1 with
+ * the request error ("Cannot VERB the conversion of ...").
+ */
+static int
+reenc_reopen(struct opts *o, const char *prov, struct geli_provider *p,
+    const struct geli_metadata *md, bool new_key, const char *jpath,
+    const char *verb, struct geli_reenc **r)
+{
+	uint8_t *mk = geli_secure_alloc(GELI_MKEY_DATALEN);
+	struct geli_metadata umd = *md;
+	int error, rc = -1;
+
+	umd.version &= 0xffffu;
+	if (mk == NULL)
+		req_error("Cannot allocate memory.");
+	else if (reenc_unlock(o, new_key, p, &umd, prov, mk, NULL, NULL,
+	    NULL) == 0) {
+		error = geli_reenc_open(p, md, mk, jpath, r);
+		if (error != 0)
+			req_error("Cannot %s the conversion of %s with %s: %s.",
+			    verb, prov, jpath, geli_strerror(error));
+		else
+			rc = 0;
+	}
+	geli_wipe(&umd, sizeof(umd));
+	geli_secure_free(mk);
+	return rc;
+}
+
+/* A LUKS2 conversion's header found again (uuid: the journal's), and its
+ * place where it goes on the disk; 0, or -1 with the request error. */
+static int
+luks2_reopen_header(struct opts *o, const char *prov, const uint8_t uuid[16],
+    struct luks2_end *end)
+{
+	char path[4096];
+
+	if (luks2_header_path(o, uuid, end->hdr, sizeof(end->hdr)) != 0)
+		return -1;
+	return resume_place(prov, prov_path(prov, path, sizeof(path)), end);
+}
+
 static void
 resume(struct opts *o, const char *prov, struct geli_provider *p,
     struct geli_metadata *md, struct luks2_end *end)
 {
-	uint8_t *mk = geli_secure_alloc(GELI_MKEY_DATALEN), uuid[16];
-	struct geli_metadata umd = *md;
 	struct geli_reenc_info info;
 	struct geli_reenc *r = NULL;
-	char jpath[4200], path[4096];
+	uint8_t uuid[16];
+	char jpath[4200];
 	int error;
 
-	umd.version &= 0xffffu;
-	if (mk == NULL) {
-		req_error("Cannot allocate memory.");
-		goto out;
-	}
 	if (geli_reenc_uuid(md, uuid) != 0) {
 		req_error("Provider %s is marked as being converted, but names "
 		    "no journal.", prov);
-		goto out;
+		return;
 	}
 	if (reenc_journal_of(o, uuid, jpath, sizeof(jpath)) != 0)
-		goto out;
+		return;
 	error = geli_reenc_peek(jpath, &info);
 	if (error == 0 && memcmp(info.uuid, uuid, 16) != 0)
 		error = -GELI_EJOURNAL;
@@ -206,28 +246,21 @@ resume(struct opts *o, const char *prov, struct geli_provider *p,
 		    "Master Key), and without it the conversion can neither go "
 		    "on nor be undone. Name it with -F if it is elsewhere.",
 		    prov, jpath);
-		goto out;
+		return;
 	}
 	if (error != 0) {
 		req_error("Cannot use the journal %s of %s: %s.", jpath, prov,
 		    geli_strerror(error));
-		goto out;
+		return;
 	}
-	if (same_parameters(o, prov, &info) != 0)
+	if (same_parameters(o, prov, &info) != 0 ||
+	    luks2_header_opt(o, info.kind) != 0)
 		goto out;
-	if (luks2_header_opt(o, info.kind) != 0)
+	/* The key that opens the marked record: for -E the new one.  Every
+	 * check before the resume's first write. */
+	if (reenc_reopen(o, prov, p, md, info.kind == GELI_REENC_ENCRYPT &&
+	    reenc_new_keys_given(o), jpath, "resume", &r) != 0)
 		goto out;
-	/* The key that opens the marked record: for -E the new one. */
-	if (reenc_unlock(o, info.kind == GELI_REENC_ENCRYPT && reenc_new_keys_given(o),
-	    p, &umd, prov, mk, NULL, NULL, NULL) != 0)
-		goto out;
-	/* Every check before the resume's first write. */
-	error = geli_reenc_open(p, md, mk, jpath, &r);
-	if (error != 0) {
-		req_error("Cannot resume the conversion of %s with %s: %s.",
-		    prov, jpath, geli_strerror(error));
-		goto out;
-	}
 	/* New key options given again must be the ones the new record has. */
 	if (info.kind == GELI_REENC_REKEY && reenc_new_keys_given(o) &&
 	    !new_key_opens(o, geli_reenc_new(r))) {
@@ -236,10 +269,9 @@ resume(struct opts *o, const char *prov, struct geli_provider *p,
 		goto out;
 	}
 	/* LUKS2: the header it started with, there from the start. */
-	if (info.kind == GELI_REENC_LUKS2 && (luks2_header_path(o, uuid,
-	    end->hdr, sizeof(end->hdr)) != 0 || luks2_header_check(prov,
-	    end->hdr, LUKS2_VK(geli_reenc_newkey(r))) != 0 || resume_place(prov,
-	    prov_path(prov, path, sizeof(path)), end) != 0))
+	if (info.kind == GELI_REENC_LUKS2 && (luks2_reopen_header(o, prov,
+	    uuid, end) != 0 || luks2_header_check(prov, end->hdr,
+	    LUKS2_VK(geli_reenc_newkey(r))) != 0))
 		goto out;
 	if ((error = geli_reenc_recover(r)) != 0) {
 		req_error("Cannot resume the conversion of %s with %s: %s.",
@@ -255,71 +287,7 @@ resume(struct opts *o, const char *prov, struct geli_provider *p,
 		end->done = true;
 out:
 	geli_reenc_free(r);
-	geli_wipe(&umd, sizeof(umd));
-	geli_secure_free(mk);
-}
-
-/* A file of nothing but zeros (none at all included), of 64 KiB at most. */
-static bool
-empty_file(const char *path)
-{
-	uint8_t b[65536];
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return false;
-	n = read(fd, b, sizeof(b));
-	if (n >= 0 && (size_t)n == sizeof(b) && read(fd, b, 1) != 0)
-		n = -1;		/* larger */
-	close(fd);
-	for (ssize_t i = 0; i < n; i++)
-		if (b[i] != 0)
-			return false;
-	return n >= 0;
-}
-
-/*
- * -F names a journal that is there while the provider (record cur, NULL
- * when it holds none) is not being converted: the journal of a conversion
- * that ended before its file was removed (1: removed now, nothing to do),
- * or of one that never marked the provider (removed; 0: go on).  Any
- * other journal stays, and the start refuses to overwrite it.
- */
-static int
-journal_left(const char *prov, struct geli_provider *p,
-    const struct geli_metadata *cur, const char *jpath)
-{
-	struct geli_reenc_info info;
-	uint64_t N = geli_provider_mediasize(p);
-	bool ended, unused;
-
-	if (geli_reenc_peek(jpath, &info) != 0) {
-		/* Made, and the power went before its header was written. */
-		if (!empty_file(jpath) || unlink(jpath) != 0)
-			return 0;
-		warnmsg("The journal %s had not been used on %s: replaced.",
-		    jpath, prov);
-		return 0;
-	}
-	ended = info.kind == GELI_REENC_DECRYPT ? cur == NULL &&
-	    info.done == info.total && info.from.provsize == N :
-	    cur != NULL && geli_metadata_same(cur, &info.to);
-	unused = !info.prepared && info.done == 0 &&
-	    (info.kind == GELI_REENC_ENCRYPT ? cur == NULL &&
-	    info.to.provsize == N : cur != NULL && geli_metadata_same(cur, &info.from));
 	geli_wipe(&info, sizeof(info));
-	if (!ended && !unused)
-		return 0;
-	if (unlink(jpath) != 0)
-		return 0;
-	if (ended)
-		warnmsg("The conversion of %s had ended: its journal %s is "
-		    "removed.", prov, jpath);
-	else
-		warnmsg("The journal %s had not been used on %s: replaced.",
-		    jpath, prov);
-	return ended ? 1 : 0;
 }
 
 /* A LUKS2 target that its daemon converted to the last sector, ended: the
@@ -331,38 +299,20 @@ online_end(struct opts *o, const char *prov, const char *name,
     struct geli_provider *p, const struct geli_metadata *md,
     const char *jpath, struct luks2_end *end)
 {
-	uint8_t *mk = geli_secure_alloc(GELI_MKEY_DATALEN), uuid[16];
-	struct geli_metadata umd = *md;
 	struct geli_reenc *r = NULL;
-	char path[4096];
-	int error, rc = -1;
+	uint8_t uuid[16];
+	int rc = -1;
 
-	umd.version &= 0xffffu;
-	if (mk == NULL) {
-		req_error("Cannot allocate memory.");
-		goto out;
-	}
-	if (geli_reenc_uuid(md, uuid) != 0 || reenc_unlock(o, false, p, &umd,
-	    prov, mk, NULL, NULL, NULL) != 0)
-		goto out;
 	/* The journal read, never written: the daemon holds it. */
-	error = geli_reenc_open(p, md, mk, jpath, &r);
-	if (error != 0) {
-		req_error("Cannot end the conversion of %s with %s: %s.", prov,
-		    jpath, geli_strerror(error));
-		goto out;
+	if (geli_reenc_uuid(md, uuid) == 0 && reenc_reopen(o, prov, p, md,
+	    false, jpath, "end", &r) == 0 && luks2_reopen_header(o, prov,
+	    uuid, end) == 0 && luks2_end_ready(prov, end,
+	    LUKS2_VK(geli_reenc_newkey(r))) == 0 &&
+	    reenc_finish_attached(prov, name) == 0) {
+		end->done = end->attached = true;
+		rc = 0;
 	}
-	if (luks2_header_path(o, uuid, end->hdr, sizeof(end->hdr)) != 0 ||
-	    resume_place(prov, prov_path(prov, path, sizeof(path)), end) != 0 ||
-	    luks2_end_ready(prov, end, LUKS2_VK(geli_reenc_newkey(r))) != 0 ||
-	    reenc_finish_attached(prov, name) != 0)
-		goto out;
-	end->done = end->attached = true;
-	rc = 0;
-out:
 	geli_reenc_free(r);
-	geli_wipe(&umd, sizeof(umd));
-	geli_secure_free(mk);
 	return rc;
 }
 
@@ -491,7 +441,11 @@ cmd_reencrypt(struct opts *o, int argc, char **argv)
 		return;
 	}
 	error = geli_provider_read_metadata(p, &md);
-	if (error != -GELI_EINPROGRESS && *opt_str(o, 'F') != '\0' &&
+	if (error != -GELI_EINPROGRESS && reenc_kind_asked(o) ==
+	    GELI_REENC_LUKS2 && luks2_left(o, argv[0], p, error == 0 ? &md :
+	    NULL) == 1) {
+		/* Nothing left to do. */
+	} else if (error != -GELI_EINPROGRESS && *opt_str(o, 'F') != '\0' &&
 	    access(opt_str(o, 'F'), F_OK) == 0 && journal_left(argv[0], p,
 	    error == 0 ? &md : NULL, opt_str(o, 'F')) == 1) {
 		/* Nothing left to do. */

@@ -95,7 +95,8 @@ static const struct opt_spec reencrypt_opts[] = {
 	{ 'l', OPT_NUM, "0" }, { 'n', OPT_NUM, "-1" }, { 'p', OPT_BOOL, NULL },
 	{ 'P', OPT_BOOL, NULL }, { 'R', OPT_BOOL, NULL },
 	{ 's', OPT_NUM, "0" }, { 't', OPT_STR, "" }, { 'T', OPT_BOOL, NULL },
-	{ 'V', OPT_NUM, "-1" }, { 'z', OPT_NUM, "0" }, { 0, 0, NULL }
+	{ 'V', OPT_NUM, "-1" }, { 'x', OPT_MULTI, NULL },
+	{ 'X', OPT_MULTI, NULL }, { 'z', OPT_NUM, "0" }, { 0, 0, NULL }
 };
 static const struct opt_spec no_opts[] = { { 0, 0, NULL } };
 
@@ -147,7 +148,7 @@ static const struct cmd commands[] = {
 	  "[-DEfpPv] [-e ealgo] [-l keylen] [-i iterations] [-j passfile] "
 	  "[-J newpassfile] [-k keyfile] [-K newkeyfile] [-n keyno] "
 	  "[-s sectorsize] [-B backupfile] [-F journal] [-z hotzone] "
-	  "[-t target] [-H headerfile] prov",
+	  "[-t target] [-H headerfile] [-x passfile] [-X keyfile] prov",
 	  cmd_reencrypt },
 	{ "help", 0, no_opts, NULL, cmd_help },
 	{ NULL, 0, NULL, NULL, NULL }

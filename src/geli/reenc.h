@@ -59,20 +59,37 @@ struct luks2_keys {
 	uint8_t *pass, *keyfile;
 	size_t passlen, keylen;
 	unsigned nkeyfiles;
+	/* The other GELI key slot's (-x or -X), its keyslot too; NULL: not
+	 * carried. */
+	struct luks2_keys *other;
+	int other_slot;
 };
 void luks2_keys_free(struct luks2_keys *k);
 /* LUKS2's volume key in a new Master Key (geli_reenc_newkey, GELI_REENC_LUKS2):
  * the Data Key's place. */
 #define LUKS2_VK(mk)	((mk) + GELI_MKEY_DATALEN / 2)
 #define LUKS2_VKLEN	(GELI_MKEY_DATALEN / 2)
+/* reenc_left.c: -F names a journal that is there while the provider
+ * (record cur, NULL: none) is not being converted: removed where its
+ * conversion ended (1: nothing to do) or never marked the provider (0). */
+int journal_left(const char *prov, struct geli_provider *p,
+    const struct geli_metadata *cur, const char *jpath);
+/* -t luks2 on a provider not marked (record cur, NULL: none), its header
+ * named (-H) or its journal (-F): a conversion that ended before its
+ * journal went (GELI's record gone, every sector converted): the journal
+ * removed, 1; a start that never marked it: its journal and header
+ * removed, so that it starts again, 0; else 0. */
+int luks2_left(struct opts *o, const char *prov, struct geli_provider *p,
+    const struct geli_metadata *cur);
 /* -H given for any kind but LUKS2: refused (0, or -1 with the request
  * error). */
 int luks2_header_opt(struct opts *o, enum geli_reenc_kind kind);
 /* -J and -K's material. */
 int luks2_keys_new(struct opts *o, struct luks2_keys *k);
 /* reenc_unlock's, and the material that opened md (or -J/-K's) into k;
- * refused for a keyfile and a passphrase together.  0 or -1 with the
- * request error. */
+ * refused for a keyfile and a passphrase together; the other key slot's
+ * where -x or -X give it (checked against that slot), else said where that
+ * slot is set.  0 or -1 with the request error. */
 int luks2_unlock(struct opts *o, struct geli_provider *p,
     const struct geli_metadata *md, const char *prov, uint8_t *mk, int *slot,
     struct luks2_keys *k);
@@ -132,6 +149,8 @@ struct luks2_end {
 	bool known;			/* the keyslots' material (not on a resume): */
 	bool pass, keyfile;
 	unsigned nkeyfiles;
+	bool other;			/* the other GELI slot's too (-x, -X): */
+	int other_slot;
 };
 /* Before GELI's record goes: end's header holds vk (the volume key), and
  * where it goes on the disk, it is there.  0, or -1 with the request

@@ -100,6 +100,10 @@ fail:
 void
 luks2_keys_free(struct luks2_keys *k)
 {
+	if (k->other != NULL) {
+		luks2_keys_free(k->other);
+		free(k->other);
+	}
 	geli_secure_free(k->pass);
 	geli_secure_free(k->keyfile);
 	memset(k, 0, sizeof(*k));
@@ -157,15 +161,85 @@ luks2_keys_new(struct opts *o, struct luks2_keys *k)
 	return 0;
 }
 
+/*
+ * The other GELI key slot than the one that opened it (slot): where -x
+ * (passfiles) or -X (keyfiles) give its key material, checked against that
+ * slot (as attach -n would) and kept in k->other for a keyslot of its own;
+ * where that slot is set and neither is given, said.  0, or -1 with the
+ * request error.
+ */
+static int
+other_slot(struct opts *o, struct geli_provider *p,
+    const struct geli_metadata *md, const char *prov, int slot,
+    struct luks2_keys *k)
+{
+	int other = slot == 0 ? 1 : 0, rc = -1;
+	bool given = o->given['x'] || o->given['X'];
+	struct opts *o2 = NULL;
+	uint8_t *mk = NULL;
+
+	if ((md->keys & (1u << other)) == 0) {
+		if (!given)
+			return 0;
+		req_error("Key slot %d of %s is not set: -x and -X give the "
+		    "key of its other slot.", other, prov);
+		return -1;
+	}
+	if (!given) {
+		warnmsg("Key slot %d of %s is not carried to LUKS2: give its "
+		    "key with -x or -X, or add it later with cryptsetup "
+		    "luksAddKey.", other, prov);
+		return 0;
+	}
+	if (o->given['x'] && o->given['X']) {
+		req_error("Key slot %d of %s would open with a keyfile and a "
+		    "passphrase together, which a LUKS2 keyslot cannot take.",
+		    other, prov);
+		return -1;
+	}
+	o2 = malloc(sizeof(*o2));
+	mk = geli_secure_alloc(GELI_MKEY_DATALEN);
+	k->other = calloc(1, sizeof(*k->other));
+	if (o2 == NULL || mk == NULL || k->other == NULL) {
+		req_error("Cannot allocate memory.");
+		goto out;
+	}
+	/* -x and -X in -j's and -k's places, -n the other slot. */
+	*o2 = *o;
+	o2->given['j'] = o->given['x'];
+	o2->nmulti['j'] = o->nmulti['x'];
+	memcpy(o2->multi['j'], o->multi['x'], sizeof(o->multi['x']));
+	o2->given['k'] = o->given['X'];
+	o2->nmulti['k'] = o->nmulti['X'];
+	memcpy(o2->multi['k'], o->multi['X'], sizeof(o->multi['X']));
+	o2->given['p'] = o2->flag['p'] = !o->given['x'];
+	o2->given['n'] = true;
+	o2->num['n'] = other;
+	k->other_slot = other;
+	if (reenc_unlock(o2, false, p, md, prov, mk, NULL, NULL, k->other) ==
+	    0 && join_keyfiles(o2, 'k', k->other) == 0)
+		rc = 0;
+out:
+	geli_secure_free(mk);
+	free(o2);
+	return rc;
+}
+
 int
 luks2_unlock(struct opts *o, struct geli_provider *p,
     const struct geli_metadata *md, const char *prov, uint8_t *mk, int *slot,
     struct luks2_keys *k)
 {
 	memset(k, 0, sizeof(*k));
-	if (reenc_new_keys_given(o))
+	if (reenc_new_keys_given(o)) {
+		if (o->given['x'] || o->given['X']) {
+			req_error("Options -x and -X carry a key slot's key; "
+			    "with -J or -K nothing is carried.");
+			return -1;
+		}
 		return reenc_unlock(o, false, p, md, prov, mk, slot, NULL,
 		    NULL) != 0 || luks2_keys_new(o, k) != 0 ? -1 : 0;
+	}
 	if (o->given['k'] && !opt_bool(o, 'p')) {
 		req_error("Provider %s opens with a keyfile and a passphrase "
 		    "together, which a LUKS2 keyslot cannot take: give new key "
@@ -174,7 +248,8 @@ luks2_unlock(struct opts *o, struct geli_provider *p,
 	}
 	/* What opened it, kept for the keyslot. */
 	if (reenc_unlock(o, false, p, md, prov, mk, slot, NULL, k) != 0 ||
-	    join_keyfiles(o, 'k', k) != 0) {
+	    join_keyfiles(o, 'k', k) != 0 ||
+	    other_slot(o, p, md, prov, *slot, k) != 0) {
 		luks2_keys_free(k);
 		return -1;
 	}
@@ -299,11 +374,16 @@ luks2_header_write(struct opts *o, const char *hdr, const char *data,
 		cs_failed("write the LUKS2 header", hdr, error);
 		goto fail;
 	}
-	/* A keyslot for each material there is. */
-	for (int i = 0; i < 2; i++) {
-		const uint8_t *m = i == 0 ? k->pass : k->keyfile;
-		size_t n = i == 0 ? k->passlen : k->keylen;
+	/* A keyslot for each material there is, the other slot's too. */
+	for (int i = 0; i < 4; i++) {
+		const struct luks2_keys *kk = i < 2 ? k : k->other;
+		const uint8_t *m;
+		size_t n;
 
+		if (kk == NULL)
+			break;
+		m = i % 2 == 0 ? kk->pass : kk->keyfile;
+		n = i % 2 == 0 ? kk->passlen : kk->keylen;
 		if (m != NULL && (error = crypt_keyslot_add_by_volume_key(cd,
 		    CRYPT_ANY_SLOT, (const char *)vk, LUKS2_VKLEN,
 		    (const char *)m, n)) < 0) {
@@ -412,6 +492,8 @@ luks2_end_keys(struct luks2_end *end, const struct luks2_keys *k)
 	end->pass = k->pass != NULL;
 	end->keyfile = k->keyfile != NULL;
 	end->nkeyfiles = k->nkeyfiles;
+	end->other = k->other != NULL;
+	end->other_slot = k->other_slot;
 }
 
 int
@@ -465,7 +547,6 @@ luks2_finish(struct opts *o, const char *prov, struct luks2_end *end)
 			return;
 		(void)unlink(end->hdr);
 	}
-	attach_name_of(prov, name, sizeof(name));
 	if (realpath(pp, real) == NULL)
 		snprintf(real, sizeof(real), "%s", pp);
 	/* One keyfile is what crypttab can name; a joined one is not a file. */
@@ -490,16 +571,21 @@ luks2_finish(struct opts *o, const char *prov, struct luks2_end *end)
 	if (end->pass && end->keyfile)
 		printf("A passphrase keyslot and a keyfile keyslot: either "
 		    "opens it alone.\n");
+	if (end->known && end->other)
+		printf("The key of GELI's key slot %d opens it too, in a "
+		    "keyslot of its own.\n", end->other_slot);
 	if (end->attached)
 		printf("%s.eli serves it until it is detached.\n", name);
+	/* Mapped as NAME.eli: /dev/NAME.eli leads to it (61-geli-dm.rules)
+	 * as it led to the attached provider. */
 	if (end->ondisk) {
-		printf("Open it with: cryptsetup open %s %s\n", real, name);
-		printf("/etc/crypttab: %s %s %s luks\n", name, real, key);
+		printf("Open it with: cryptsetup open %s %s.eli\n", real, name);
+		printf("/etc/crypttab: %s.eli %s %s luks\n", name, real, key);
 	} else {
-		printf("Open it with: cryptsetup open --header %s %s %s\n",
+		printf("Open it with: cryptsetup open --header %s %s %s.eli\n",
 		    end->hdr, real, name);
-		printf("/etc/crypttab: %s %s %s luks,header=%s\n", name, real,
-		    key, end->hdr);
+		printf("/etc/crypttab: %s.eli %s %s luks,header=%s\n", name,
+		    real, key, end->hdr);
 	}
 	boot_forget(prov, pp);
 }

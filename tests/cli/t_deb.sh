@@ -24,6 +24,7 @@ GEN=usr/lib/systemd/system-generators/geli-generator
 for f in usr/sbin/geli usr/sbin/geli-truenas usr/sbin/geli-boot "$GEN" \
 	usr/share/man/man8/geli.8.gz usr/share/man/man8/geli-truenas.8.gz usr/share/man/man8/geli-boot.8.gz \
 	usr/share/bash-completion/completions/geli usr/lib/udev/rules.d/61-geli-ublk.rules \
+	usr/lib/udev/rules.d/61-geli-dm.rules \
 	usr/lib/udev/geli-ublk-owner \
 	usr/include/geli.h "usr/lib/$multi/pkgconfig/libgeli.pc" \
 	"usr/lib/$multi/nbdkit/filters/nbdkit-geli-filter.so" \

@@ -10,7 +10,7 @@
 # random bytes, and FreeBSD's own), sector sizes 512 to 8192 (as 4096-byte
 # LUKS2 sectors), passphrase, keyfile, two keyfiles joined, new key
 # material, a hole, argon2id and PBKDF2 keyslots, the header's backup
-# (-B); a conversion killed
+# (-B), both GELI key slots carried (-X) or one said not to be; a conversion killed
 # halfway and resumed; the refusals, nothing changed.  (Online conversion:
 # t_luks2_online; dm-crypt itself: the guest lane.)
 . "$(dirname "$0")/lib.sh"
@@ -48,7 +48,7 @@ check "AES-XTS 128, 4096: converted; the header in the state directory, named by
 check "... argon2id keyslots by default" grep -q 'PBKDF:[[:space:]]*argon2id' <(cryptsetup luksDump "$hdr")
 check "... blkid calls the header crypto_LUKS" test "$(blkid -p -o value -s TYPE "$hdr")" = crypto_LUKS
 check "... the output has crypttab's line, with header=" \
-	grep -qx "/etc/crypttab: a.img $T/a.img none luks,header=$hdr" "$T/out"
+	grep -qx "/etc/crypttab: a.img.eli $T/a.img none luks,header=$hdr" "$T/out"
 check "... no journal is left" test -z "$(ls "$T/state/reencrypt" 2>/dev/null)"
 check "... taken out of geli-boot's configuration, said" \
 	grep -qx "$T/a.img is out of $GELI_BOOT_CONF (geli_devices): the next boot opens it through /etc/crypttab." "$T/out"
@@ -95,6 +95,31 @@ expect_ok "FreeBSD's bluemoon (v6, AES-XTS 128, 4096): converted" \
 	"$GELI" reencrypt -t luks2 -B none -H "$T/bm.hdr" -i 1000 -j "$BM.pass" "$T/bm.img"
 converted bm "$T/bm.hdr" "$(nonl "$BM.pass")" 4096 "FreeBSD's bluemoon"
 check "FreeBSD's bluemoon: its plaintext prefix" cmp -s <(head -c "$(stat -c %s "$BM.plain-prefix")" "$T/bm.got") "$BM.plain-prefix"
+
+# Both GELI key slots (a TrueNAS pool key and its recovery key): -X (or
+# -x) carries the other slot's key, checked against it.
+mkgeli t 4 4096 -P -K "$T/key1"
+"$GELI" setkey -n 1 -p -k "$T/key1" -P -K "$T/key2" "$T/t.img" >/dev/null
+expect_err "the other slot's key (-X) that does not open it: refused" "geli: Wrong key for $T/t.img." \
+	--same "$T/t.img" -- "$GELI" reencrypt -t luks2 -B none -H "$T/t.hdr" -i 1000 -p -k "$T/key1" -X "$T/key12" "$T/t.img"
+check "... and no header is left" test ! -e "$T/t.hdr"
+expect_err "-x and -X together: refused" \
+	"geli: Key slot 1 of $T/t.img would open with a keyfile and a passphrase together, which a LUKS2 keyslot cannot take." \
+	--same "$T/t.img" -- "$GELI" reencrypt -t luks2 -B none -H "$T/t.hdr" -i 1000 -p -k "$T/key1" -x "$T/pass" -X "$T/key2" "$T/t.img"
+run "$GELI" reencrypt -t luks2 -B none -H "$T/t.hdr" -i 1000 -p -k "$T/key1" -X "$T/key2" "$T/t.img"
+check "two key slots, -X for the other: converted, said" bash -c '[ "$1" = 0 ] && [ ! -s "$3" ] &&
+	grep -qx "The key of GELI'"'"'s key slot 1 opens it too, in a keyslot of its own." "$2"' _ "$rc" "$T/out" "$T/err"
+check "... the recovery key's keyslot gives the pool key's volume key" \
+	test "$(volume_key "$T/t.hdr" "$T/key2")" = "$(volume_key "$T/t.hdr" "$T/key1")"
+converted t "$T/t.hdr" "$T/key2" 4096 "two key slots, by the recovery key"
+mkgeli u 4 512 -i 1000 -J "$T/pass"
+"$GELI" setkey -n 1 -j "$T/pass" -P -K "$T/key1" "$T/u.img" >/dev/null
+run "$GELI" reencrypt -t luks2 -B none -H "$T/u.hdr" -i 1000 -p -k "$T/key1" "$T/u.img"
+check "slot 1's keyfile given, not slot 0's passphrase: converted, saying slot 0 is not carried" \
+	bash -c '[ "$1" = 0 ] && grep -qx "geli: Key slot 0 of $3 is not carried to LUKS2: give its key with -x or -X, or add it later with cryptsetup luksAddKey." "$2"' \
+	_ "$rc" "$T/err" "$T/u.img"
+check "... slot 0's passphrase opens no keyslot" test -z "$(volume_key "$T/u.hdr" "$(nonl "$T/pass")")"
+converted u "$T/u.hdr" "$T/key1" 512 "slot 1 alone"
 
 # ---- Killed halfway, resumed --------------------------------------------------------
 SHIM=${GELI_BUILD:-}/tests/fault/faultshim.so
@@ -148,6 +173,12 @@ expect_err "-t luks2 with a cipher" \
 	--same "$T/r.img" -- "$GELI" reencrypt -t luks2 -B none -e aes-cbc -j "$T/pass" "$T/r.img"
 expect_err "-H without -t luks2" "geli: Option -H needs -t luks2." \
 	--same "$T/r.img" -- "$GELI" reencrypt -H "$T/x.hdr" -j "$T/pass" "$T/r.img"
+expect_err "-x where the other slot is not set" \
+	"geli: Key slot 1 of $T/r.img is not set: -x and -X give the key of its other slot." \
+	--same "$T/r.img" -- "$GELI" reencrypt -t luks2 -B none -H "$T/r.hdr" -i 1000 -j "$T/pass" -x "$T/pass2" "$T/r.img"
+expect_err "-x with new key material" \
+	"geli: Options -x and -X carry a key slot's key; with -J or -K nothing is carried." \
+	--same "$T/r.img" -- "$GELI" reencrypt -t luks2 -B none -H "$T/r.hdr" -i 1000 -j "$T/pass" -J "$T/pass2" -x "$T/pass" "$T/r.img"
 expect_err "PBKDF2 below LUKS2's least count" "geli: LUKS2 takes PBKDF2 of 1000 iterations or more (-i)." \
 	--same "$T/r.img" -- "$GELI" reencrypt -t luks2 -B none -H "$T/r.hdr" -i 999 -j "$T/pass" "$T/r.img"
 # Another kind of conversion under way: a resume takes its parameters.

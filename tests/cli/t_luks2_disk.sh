@@ -90,7 +90,7 @@ check "swap: the conversion ends with status 0" test "$rc" = 0
 [ "$rc" = 0 ] || diag <"$T/err"
 check "swap: it says where the header went" \
 	grep -qx "${D}p2 is a LUKS2 volume now, its header on the disk: partition 2 of $D begins 16 MiB earlier, over the end of the swap partition ${D}p1." "$T/out"
-check "swap: crypttab's line needs no header file" grep -qx "/etc/crypttab: ${D##*/}p2 ${D}p2 none luks" "$T/out"
+check "swap: crypttab's line needs no header file" grep -qx "/etc/crypttab: ${D##*/}p2.eli ${D}p2 none luks" "$T/out"
 check "swap: the table has the partition 16 MiB earlier, its end where it was" \
 	test "$(start_of "$T/core" 2) $(end_of "$T/core" 2)" = "$((s2 - HDR / 512)) $e2"
 check "swap: the swap partition ends before it" test "$(end_of "$T/core" 1)" = "$((e1 - HDR / 512))"

@@ -83,7 +83,7 @@ check "AES-CBC 128/4096 attached: the conversion ends with status 0" test "$rc" 
 [ "$rc" = 0 ] || diag <"$T/err"
 check "... the output: the .eli serves it until it is detached" grep -qx "a.img.eli serves it until it is detached." "$T/out"
 check "... and crypttab's line, with header=" \
-	grep -qx "/etc/crypttab: a.img $T/a.img none luks,header=$T/a.hdr" "$T/out"
+	grep -qx "/etc/crypttab: a.img.eli $T/a.img none luks,header=$T/a.hdr" "$T/out"
 check "... status says converted, no journal left" \
 	eval '[ "$(state_of a.img)" = "ACTIVE, converted" ] && [ "$(journals)" = 0 ]'
 snap a

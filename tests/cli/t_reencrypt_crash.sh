@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # geli reencrypt survives any crash (docs/reencrypt.md).  Each conversion
-# (a new Master Key, Blowfish to AES-XTS, plain to GELI, GELI to plain) at
+# (a new Master Key, Blowfish to AES-XTS, plain to GELI, GELI to plain,
+# GELI to LUKS2 with a detached header) at
 # S = 512 and 4096 runs once under strace, which records its writes and
 # syncs to the provider and the journal; powerloss.py rebuilds 50 states a
 # power loss could leave (everything up to a file's last sync, any subset
@@ -11,6 +12,7 @@
 # moments of one run, each followed by the command again; then EIO on the
 # provider and on the journal: a clear error, and a resume that ends well.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/luks2_lib.sh"
 
 command -v strace >/dev/null || { skip "strace is not installed"; done_testing; exit; }
 PL=$(dirname "$0")/powerloss.py
@@ -51,6 +53,18 @@ holds_plain() {
 	    [ "$(tail -c $((SIZE - e)) "$prov" | tr -d '\0' | wc -c)" = 0 ]
 }
 
+# luks2_holds_plain PROV HDR PLAIN S: the LUKS2 volume PROV (its header
+# HDR, opened by the passphrase) holds PLAIN's data, read with cryptsetup's
+# volume key and Python's AES-XTS, not the project's code; after it, where
+# GELI's record was, zeros on the disk.
+luks2_holds_plain() {
+	local e=$(( (SIZE - 512) / $4 * $4 )) vk
+	vk=$(volume_key "$2" "$(nonl "$T/pass")")
+	[ ${#vk} = 128 ] && luks2_plain "$1" "$vk" "$4" "$1.dec" "$e" &&
+	    [ "$(sha256sum <"$1.dec")" = "$(cat "$3.sum")" ] &&
+	    [ "$(tail -c $((SIZE - e)) "$1" | tr -d '\0' | wc -c)" = 0 ]
+}
+
 # conv NAME S: the conversion's options ($opts), its provider before
 # ($T/NAME-S/p) and the keys that open the result ($after).
 conv() {
@@ -71,36 +85,68 @@ conv() {
 		rekey) opts="-j $T/pass"; after="-j $T/pass" ;;
 		cipher) opts="-j $T/pass -e aes-xts -l 256 -J $T/pass2 -i 1000"; after="-j $T/pass2" ;;
 		decrypt) opts="-D -j $T/pass"; after="-" ;;
+		luks2) opts="-t luks2 -j $T/pass -i 1000"; after=luks2 ;;
 		esac ;;
 	esac
 }
 
+# holds PROV DIR: PROV, converted by $opts in directory DIR (its LUKS2
+# header there), holds the original plaintext ($d/plain).
+holds() {
+	if [ "$after" = luks2 ]; then luks2_holds_plain "$1" "$2/hdr" "$d/plain" "$S"; else
+		holds_plain "$1" "$d/plain" "$S" $after; fi
+}
+# To LUKS2: the header is a file (-H DIR/hdr) written by libcryptsetup and
+# synced before the journal is made, and never written after it; its
+# writes are not among the states' (a state that has the journal, or whose
+# journal was removed at the end, has the traced run's header; one before
+# the journal has none: the power went before the header was made, or the
+# command's "exists: remove it" was followed).  A journal with its header
+# written and the provider not yet marked: the command removes both and
+# starts again; GELI's record gone and the journal not yet: it removes the
+# journal (the header names it).
 for S in 512 4096; do
-	for c in rekey cipher encrypt decrypt; do
+	for c in rekey cipher encrypt decrypt luks2; do
 		conv "$c" "$S"
 		d=$W/$c-$S
 		cp "$d/p" "$d/base"
+		hopt=()
+		[ "$c" = luks2 ] && hopt=(-H "$d/hdr")
 		# LeakSanitizer cannot work under ptrace (a sanitized build).
 		ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" strace -f -qq -xx -s 300000 -e trace=openat,close,pwrite64,fsync,fdatasync,unlink \
-			-o "$d/trace" "$GELI" reencrypt $opts $Z -F "$d/j" "$d/p" >/dev/null 2>"$d/err"
+			-o "$d/trace" "$GELI" reencrypt $opts "${hopt[@]}" $Z -F "$d/j" "$d/p" >/dev/null 2>"$d/err"
 		check "$c S=$S: the traced conversion ends" test $? = 0 -a ! -s "$d/err"
-		check "$c S=$S: and leaves the original plaintext" holds_plain "$d/p" "$d/plain" "$S" $after
+		check "$c S=$S: and leaves the original plaintext" holds "$d/p" "$d"
 		if [ "$c" = encrypt ]; then k=-; else k="-j $T/pass"; fi
 		holds_plain "$d/base" "$d/plain" "$S" $k ||
 			nok "$c S=$S: the provider before holds the plaintext"
 		nev=$(python3 "$PL" "$d/trace" "$d/st" "$NSTATES" "$S" p="$d/base" j=-)
 		bad=0 nst=0
 		for st in "$d"/st/*/; do
+			st=${st%/}
 			nst=$((nst + 1))
+			hopt=()
+			if [ "$c" = luks2 ]; then
+				hopt=(-H "$st/hdr")
+				{ [ -e "$st/j" ] || [ -e "$st/ended" ]; } && cp "$d/hdr" "$st/hdr"
+				# A journal made and never written: the header
+				# before it stays, which the command will not
+				# overwrite; it says so, and it is removed.
+				if [ -e "$st/j" ] && [ -z "$(tr -d '\0' <"$st/j" | head -c 1)" ]; then
+					"$GELI" reencrypt $opts "${hopt[@]}" $Z -F "$st/j" "$st/p" >"$st/out" 2>&1 ||
+						grep -q "^geli: LUKS2 header $st/hdr exists: remove it" "$st/out" ||
+						{ bad=$((bad + 1)); echo "state $(cat "$st/at"): $(tail -1 "$st/out")" | diag; }
+					rm -f "$st/hdr"
+				fi
+			fi
 			# Once the journal is removed the conversion has ended:
 			# the command again would be a new one.  The end is the
 			# traced run's, byte for byte, when the state's journal
 			# already held the new record and key (the data path is
 			# deterministic); else (a new start) decrypted and checked.
 			if { [ ! -e "$st/ended" ] &&
-			    ! "$GELI" reencrypt $opts $Z -F "$st/j" "$st/p" >"$st/out" 2>&1; } ||
-			    { ! cmp -s "$st/p" "$d/p" &&
-			    ! holds_plain "$st/p" "$d/plain" "$S" $after; }; then
+			    ! "$GELI" reencrypt $opts "${hopt[@]}" $Z -F "$st/j" "$st/p" >"$st/out" 2>&1; } ||
+			    { ! cmp -s "$st/p" "$d/p" && ! holds "$st/p" "$st"; }; then
 				bad=$((bad + 1))
 				echo "state $(cat "$st/at"): $(tail -1 "$st/out")" | diag
 			fi

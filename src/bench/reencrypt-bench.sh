@@ -18,6 +18,7 @@
 #
 # Everything lives in a fresh directory of /dev/shm and goes at the end.
 set -u
+. "$(dirname "$0")/benchlib.sh"
 mib=1024 rounds=7 ss=512 geli=build/src/geli/geli
 while getopts "s:r:S:g:" o; do
 	case $o in
@@ -40,14 +41,6 @@ head -c $(( (mib << 20) - ss )) /dev/urandom >"$T/prov"
 truncate -s "${mib}M" "$T/prov"
 "$geli" reencrypt -E -P -K "$T/key" -s "$ss" -B none "$T/prov" >/dev/null || exit 1
 
-# secs CMD...: the wall-clock seconds CMD took.
-secs() {
-	local t0 t1
-	t0=$(date +%s.%N)
-	"$@" >/dev/null || { echo "reencrypt-bench: $* failed" >&2; exit 1; }
-	t1=$(date +%s.%N)
-	echo "$t1 - $t0" | bc -l
-}
 copy() { rm -f "$T/copy"; dd if="$T/prov" of="$T/copy" bs=1M conv=fsync status=none; }
 over() { dd if="$T/prov" of="$T/over" bs=1M conv=fsync,notrunc status=none; }
 rekey() { "$geli" reencrypt -p -k "$T/key" -B none "$T/prov"; }
@@ -65,6 +58,5 @@ for r in $(seq 1 "$rounds"); do
 	printf '%-6s %9.3f %9.3f %12.3f %9.3f %9.3f\n' "$r" "$d" "$o" "$g" "$rn" "$ro"
 	echo "$rn" >>"$T/new"; echo "$ro" >>"$T/over.r"
 done
-median() { sort -g "$1" | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 printf 'median reencrypt/dd speed ratio, %s MiB, S=%s: %.3f (dd to a new file), %.3f (dd over a copy)\n' \
 	"$mib" "$ss" "$(median "$T/new")" "$(median "$T/over.r")"

@@ -17,6 +17,7 @@
 #
 # Everything lives in a fresh directory of /dev/shm and goes at the end.
 set -u
+. "$(dirname "$0")/benchlib.sh"
 mib=1024 rounds=5 geli=build/src/geli/geli
 while getopts "s:r:g:" o; do
 	case $o in
@@ -66,6 +67,5 @@ for r in $(seq 1 "$rounds"); do
 	printf '%-6s %10.0f %12.0f %7.3f %10s\n' "$r" "$idle" "$during" "$ratio" "$at"
 	echo "$ratio" >>"$T/ratio"
 done
-median() { sort -g "$1" | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 printf 'median online read ratio, %s MiB, AES-XTS-128 to a new Master Key: %.3f of the idle rate\n' \
 	"$mib" "$(median "$T/ratio")"

@@ -1,0 +1,14 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# Sourced by the benchmark scripts of src/bench that time whole commands.
+
+# secs CMD...: the wall-clock seconds CMD took; the script ends if it fails.
+secs() {
+	local t0 t1
+	t0=$(date +%s.%N)
+	"$@" >/dev/null || { echo "${0##*/}: $* failed" >&2; exit 1; }
+	t1=$(date +%s.%N)
+	echo "$t1 - $t0" | bc -l
+}
+# median FILE: the median of FILE's numbers, one a line (the upper one of
+# an even count).
+median() { sort -g "$1" | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }

@@ -364,7 +364,7 @@ doc_block() {
 doc_all_tagged() {
 	local blocks tags
 	blocks=$(grep -c '^```sh$' "$1")
-	tags=$(grep -c '^<!-- run: [a-z-]* -->$' "$1")
+	tags=$(grep -c '^<!-- run: [a-z0-9-]* -->$' "$1")
 	check "every command block of $(basename "$1") is tagged for this test ($blocks)" \
 		test "$blocks" -gt 0 -a "$blocks" = "$tags"
 }

@@ -97,30 +97,22 @@ luks2_left(struct opts *o, const char *prov, struct geli_provider *p,
 {
 	struct geli_reenc_info info;
 	char hdr[4200], jpath[4200];
-	uint8_t uuid[16];
+	uint8_t uuid[16] = { 0 };
 	uint64_t offset;
 	int rc = 0;
 
-	/* The conversion's UUID: the header's (-H), else the journal's (-F). */
-	if (*opt_str(o, 'H') != '\0') {
-		if (luks2_header_path(o, uuid, hdr, sizeof(hdr)) != 0 ||
-		    luks2_header_info(hdr, uuid, &offset) != 0)
-			return 0;
-	} else if (*opt_str(o, 'F') != '\0') {
-		if (reenc_journal_of(o, uuid, jpath, sizeof(jpath)) != 0 ||
-		    geli_reenc_peek(jpath, &info) != 0)
-			return 0;
-		memcpy(uuid, info.uuid, sizeof(uuid));
-		geli_wipe(&info, sizeof(info));
-		if (luks2_header_path(o, uuid, hdr, sizeof(hdr)) != 0)
-			return 0;
-	} else {
+	/* The journal: -F, else the one the header's UUID (-H) names. */
+	if (*opt_str(o, 'F') == '\0' && (*opt_str(o, 'H') == '\0' ||
+	    luks2_header_path(o, uuid, hdr, sizeof(hdr)) != 0 ||
+	    luks2_header_info(hdr, uuid, &offset) != 0))
 		return 0;
-	}
 	if (reenc_journal_of(o, uuid, jpath, sizeof(jpath)) != 0 ||
 	    geli_reenc_peek(jpath, &info) != 0)
 		return 0;
-	if (info.kind != GELI_REENC_LUKS2 || memcmp(info.uuid, uuid, 16) != 0) {
+	/* A conversion to LUKS2 whose header is there, of its UUID. */
+	if (info.kind != GELI_REENC_LUKS2 || luks2_header_path(o, info.uuid,
+	    hdr, sizeof(hdr)) != 0 || luks2_header_info(hdr, uuid,
+	    &offset) != 0 || memcmp(info.uuid, uuid, 16) != 0) {
 		/* not this header's */
 	} else if (cur == NULL && info.done == info.total) {
 		/* GELI's record zeroed: only the end does that. */
@@ -132,9 +124,7 @@ luks2_left(struct opts *o, const char *prov, struct geli_provider *p,
 	} else if (journal_unused(&info, geli_provider_mediasize(p), cur) &&
 	    unlink(jpath) == 0) {
 		/* Nothing refers to the header: no sector is under its key. */
-		if (luks2_header_info(hdr, uuid, &offset) == 0 &&
-		    memcmp(info.uuid, uuid, 16) == 0)
-			(void)unlink(hdr);
+		(void)unlink(hdr);
 		warnmsg("The journal %s and the LUKS2 header %s had not been "
 		    "used on %s: replaced.", jpath, hdr, prov);
 	}

@@ -360,6 +360,15 @@ doc_block() {
 		inside && /^```$/ { exit }
 		inside { print }' "$1"
 }
+# doc_run DOC TAG: DOC's block TAG through the test's own localize (its
+# paths made the test's), traced: its output in $T/out, the trace and
+# errors in $T/err, its status in $rc (said when not 0).
+doc_run() {
+	doc_block "$1" "$2" | localize >"$T/block.sh"
+	(set -x; . "$T/block.sh") >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	[ $rc = 0 ] || { echo "block $2: status $rc"; cat "$T/err"; } | diag
+}
 # doc_all_tagged DOC: the check that every command block of DOC is tagged.
 doc_all_tagged() {
 	local blocks tags

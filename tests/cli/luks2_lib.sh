@@ -2,6 +2,14 @@
 # What the tests of geli reencrypt -t luks2 (t_luks2, t_luks2_disk,
 # t_luks2_online) read a LUKS2 volume with: cryptsetup and Python's
 # cryptography, not the project's code.  Sourced after lib.sh.
+# need_luks2_tools [CMD WHY]: cryptsetup and Python's cryptography (and CMD,
+# which WHY names, where given), else skipped.
+need_luks2_tools() {
+	command -v cryptsetup >/dev/null && python3 -c 'import cryptography' 2>/dev/null &&
+		{ [ $# = 0 ] || command -v "$1" >/dev/null; } && return 0
+	skip "needs cryptsetup (cryptsetup-bin) and Python's cryptography${2:+ and $2}"
+	return 1
+}
 # luks2_plain DEV VKHEX S OUT LEN [AT]: LEN bytes of DEV's data (at byte
 # AT of it, 0 by default) decrypted as LUKS2's aes-xts-plain64 of S-byte
 # sectors with volume key VKHEX, into OUT.

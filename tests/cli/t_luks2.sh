@@ -15,11 +15,7 @@
 # t_luks2_online; dm-crypt itself: the guest lane.)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/luks2_lib.sh"
-if ! command -v cryptsetup >/dev/null || ! python3 -c 'import cryptography' 2>/dev/null; then
-	skip "needs cryptsetup (cryptsetup-bin) and Python's cryptography"
-	done_testing
-	exit
-fi
+need_luks2_tools || { done_testing; exit; }
 passfile "$T/pass" "luks2 test"
 passfile "$T/pass2" "another one"
 head -c 64 /dev/urandom >"$T/key1"

@@ -16,12 +16,7 @@
 # itself: the guest lane.)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/luks2_lib.sh"
-if ! command -v cryptsetup >/dev/null || ! python3 -c 'import cryptography' 2>/dev/null ||
-	! command -v sgdisk >/dev/null; then
-	skip "needs cryptsetup (cryptsetup-bin), Python's cryptography and sgdisk (gdisk)"
-	done_testing
-	exit
-fi
+need_luks2_tools sgdisk "sgdisk (gdisk)" || { done_testing; exit; }
 passfile "$T/pass" "luks2 disk test"
 PASS=$(nonl "$T/pass")
 HDR=$((16 << 20))

@@ -17,11 +17,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/luks2_lib.sh"
 need_fuse || { done_testing; exit; }
-if ! command -v cryptsetup >/dev/null || ! python3 -c 'import cryptography' 2>/dev/null; then
-	skip "needs cryptsetup (cryptsetup-bin) and Python's cryptography"
-	done_testing
-	exit
-fi
+need_luks2_tools || { done_testing; exit; }
 passfile "$T/pass" "luks2 online"
 head -c 64 /dev/urandom >"$T/key1"
 SHIM=${GELI_BUILD:-}/tests/fault/faultshim.so

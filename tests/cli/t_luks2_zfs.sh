@@ -14,11 +14,7 @@
 # after its export).  Where both sizes round down alike nothing moves.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/luks2_lib.sh"
-if ! command -v cryptsetup >/dev/null || ! python3 -c 'import cryptography' 2>/dev/null; then
-	skip "needs cryptsetup (cryptsetup-bin) and Python's cryptography"
-	done_testing
-	exit
-fi
+need_luks2_tools || { done_testing; exit; }
 need_fuse || { done_testing; exit; }
 need_zfs || { done_testing; exit; }
 passfile "$T/pass" "zfs to luks2"

@@ -53,12 +53,7 @@ localize() {
 		-e "s#zpool import -d /dev #zpool import -d $ROOT/dev #" \
 		-e "s#sleep 5#sleep 0.2#"
 }
-doc() {
-	doc_block "$DOC" "$1" | localize >"$T/block.sh"
-	(set -x; . "$T/block.sh") >"$T/out" 2>"$T/err" </dev/null
-	rc=$?
-	[ $rc = 0 ] || { echo "block $1: status $rc"; cat "$T/err"; } | diag
-}
+doc() { doc_run "$DOC" "$1"; }
 state() { zpool status "$1" 2>/dev/null | sed -n 's/^ *state: //p'; }
 clean() {
 	zpool_scrubbed tank

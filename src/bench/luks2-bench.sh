@@ -38,10 +38,7 @@ trap 'rm -rf "$T"' EXIT
 trap 'exit 143' TERM INT
 export GELI_STATE_DIR=$T/state GELI_BOOT_CONF=$T/default-geli
 
-head -c 64 /dev/urandom >"$T/key"
-head -c $(( (mib << 20) - ss )) /dev/urandom >"$T/src"
-truncate -s "${mib}M" "$T/src"
-"$geli" reencrypt -E -P -K "$T/key" -s "$ss" -B none "$T/src" >/dev/null || exit 1
+bench_provider "$T/src" "$mib" "$ss"
 
 to_geli() { "$geli" reencrypt -p -k "$T/key" -e AES-XTS -l 256 -B none "$T/g"; }
 to_luks2() { "$geli" reencrypt -t luks2 -i 1000 -p -k "$T/key" -H "$T/hdr" -B none "$T/l"; }

@@ -36,10 +36,7 @@ trap 'rm -rf "$T"' EXIT
 trap 'exit 143' TERM INT
 export GELI_STATE_DIR=$T/state
 
-head -c 64 /dev/urandom >"$T/key"
-head -c $(( (mib << 20) - ss )) /dev/urandom >"$T/prov"
-truncate -s "${mib}M" "$T/prov"
-"$geli" reencrypt -E -P -K "$T/key" -s "$ss" -B none "$T/prov" >/dev/null || exit 1
+bench_provider "$T/prov" "$mib" "$ss"
 
 copy() { rm -f "$T/copy"; dd if="$T/prov" of="$T/copy" bs=1M conv=fsync status=none; }
 over() { dd if="$T/prov" of="$T/over" bs=1M conv=fsync,notrunc status=none; }

@@ -35,10 +35,7 @@ cleanup() { "$geli" detach -f prov >/dev/null 2>&1; rm -rf "$T"; }
 trap cleanup EXIT
 trap 'exit 143' TERM INT
 
-head -c 64 /dev/urandom >"$T/key"
-head -c $(( (mib << 20) - 512 )) /dev/urandom >"$T/prov"
-truncate -s "${mib}M" "$T/prov"
-"$geli" reencrypt -E -P -K "$T/key" -B none "$T/prov" >/dev/null || exit 1
+bench_provider "$T/prov" "$mib"
 "$geli" attach -p -k "$T/key" "$T/prov" || exit 1
 
 # rate: MB/s of one dd read of a quarter of the .eli.

@@ -36,6 +36,32 @@ put_files() {
 }
 files_ok() { (cd "$1" && md5sum --quiet -c "$T/sums") >/dev/null 2>&1; }
 
+# fio_start NAME SIZE: fio writing and verifying files of SIZE in /tank
+# (two jobs, 4 KiB to 128 KiB, crc32c), round after round in the
+# background until fio_stop, which sets $runs and $bad (rounds that
+# failed, their log in $T/fio.log); fio_start returns once the first round
+# has begun.
+fio_start() {
+	rm -f "$T/stop"
+	( runs=0 bad=0
+	  while [ ! -e "$T/stop" ]; do
+		fio --name="$1" --directory=/tank --ioengine=psync --rw=randwrite --bsrange=4k-128k \
+			--numjobs=2 --size="$2" --verify=crc32c --verify_backlog=16 --do_verify=1 \
+			--verify_fatal=1 --fsync=32 >>"$T/fio.log" 2>&1 || bad=$((bad + 1))
+		runs=$((runs + 1))
+	  done
+	  echo "$runs $bad" >"$T/fio.result" ) &
+	fio_pid=$!
+	# (fio's first round begun, however late on a loaded machine)
+	wait_for test -e "$T/fio.log"
+}
+fio_stop() {
+	touch "$T/stop"
+	wait "$fio_pid"
+	read -r runs bad <"$T/fio.result"
+	[ "$bad" = 0 ] || tail -n 30 "$T/fio.log" | diag
+}
+
 pool_state() { zpool status "$1" 2>/dev/null | sed -n 's/^ *state: //p'; }
 # scrub_clean POOL: a scrub (waited for) ends "with 0 errors" and the pool
 # is healthy.  A member brought back may count checksum errors that the

@@ -80,23 +80,9 @@ localize() {
 		-e "s#/dev/\\\$d([^.]|\$)#$ROOT/dev/\$d\\1#g" -e "s#sleep 5#sleep 0.2#" \
 		-e "s#geli reencrypt #geli reencrypt -B $ROOT/\$d.backup #"
 }
-doc() {
-	doc_block "$DOC" "$1" | localize >"$T/block.sh"
-	(set -x; . "$T/block.sh") >"$T/out" 2>"$T/err" </dev/null
-	rc=$?
-	[ $rc = 0 ] || { echo "block $1: status $rc"; cat "$T/err"; } | diag
-}
+doc() { doc_run "$DOC" "$1"; }
 
-fio_round() {
-	fio --name=luks2 --directory=/tank --ioengine=psync --rw=randwrite --bsrange=4k-128k \
-		--numjobs=2 --size=8M --verify=crc32c --verify_backlog=16 --do_verify=1 \
-		--verify_fatal=1 --fsync=32 >>"$T/fio.log" 2>&1
-}
-( runs=0 bad=0
-  while [ ! -e "$T/stop" ]; do fio_round || bad=$((bad + 1)); runs=$((runs + 1)); done
-  echo "$runs $bad" >"$T/fio.result" ) &
-fpid=$!
-wait_for test -e "$T/fio.log"
+fio_start luks2 8M
 
 doc luks2-online
 check "luks2-online: each member converted by its daemon, the pool in use" \
@@ -110,11 +96,8 @@ check "luks2-handover: each member offline, detached, opened by dm-crypt and bac
 [ "$rc" = 0 ] && [ "$handed" = 3 ] || tail -n 20 "$T/err" | diag
 check "... the pool ONLINE, its members dm-crypt's" \
 	bash -c '[ "$(zpool status tank | sed -n "s/^ *state: //p")" = ONLINE ] && for d in sdb sdc sdd; do [ "$(readlink -f /dev/$d.eli)" = "$(readlink -f /dev/mapper/$d.eli)" ] || exit 1; done'
-touch "$T/stop"
-wait "$fpid"
-read -r runs bad <"$T/fio.result"
+fio_stop
 check "fio ran the whole time and verified every block ($runs runs, $bad bad)" test "$runs" -ge 1 -a "$bad" = 0
-[ "$bad" = 0 ] || tail -n 30 "$T/fio.log" | diag
 check "a scrub on dm-crypt: 0 errors" scrub_clean tank
 zpool export tank
 check "imported from /dev/mapper, ONLINE" \

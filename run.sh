@@ -5,15 +5,17 @@
 #   ./run.sh demo    install what is missing, build, run the main job:
 #                    geli bench on in-memory providers (about a minute)
 #   ./run.sh test    install what is missing, build (plain and with
-#                    AddressSanitizer + UBSan), run every test in both
-#                    (the plain build's ZFS scenarios on OpenZFS, in the
-#                    guest lane, GUEST_ZFS),
+#                    AddressSanitizer + UBSan), run every test in the
+#                    sanitized build and in the plain one the unit tests
+#                    and those the sanitizers cut down ("suite: plain";
+#                    the ZFS scenarios on OpenZFS with the plain build, in
+#                    the guest lane, GUEST_ZFS),
 #                    and the crypto and data-path tests again with the
 #                    OpenSSL backend (GELI_CRYPTO=openssl) in a build
 #                    without the AES-CBC accelerator (-Daccel=disabled;
 #                    the other builds have it where ipsec-mb exists); build the
 #                    libFuzzer harnesses (clang, -Dfuzz=true) and run each
-#                    for 20 seconds (tests/run-fuzz), and a set of CLI tests
+#                    for 10 seconds (tests/run-fuzz), and a set of CLI tests
 #                    again under valgrind's memcheck; the Debian packages
 #                    (as "deb") and t_deb on them; and the
 #                    guest lane: OpenZFS on Debian's own kernels, booted
@@ -109,11 +111,12 @@ OPENSSL_PASS=(test_admin test_backends test_crypto test_metadata test_mkey test_
 	test_volume test_workers t_secrets t_crypto t_matrix t_compat t_fixtures t_oracle)
 
 # The ZFS scenarios the guest lane runs on OpenZFS with the plain build
-# (tests/vm/lane): the plain pass leaves them to it, and the sanitized
-# pass runs them on zfs-fuse (memory errors in the daemons that serve a
-# pool, in geli-truenas and the generator); each runs once on the host and
-# once on OpenZFS (docs/testing.md lists where each check runs).
-GUEST_ZFS=(t_zfs t_zfs_doc t_reencrypt_zfs t_boot_zfs t_bench_pool t_truenas)
+# (tests/vm/lane), and the host's passes leave to it: zfs-fuse would run
+# the same checks again, on a ZFS no one runs.  t_truenas and t_boot_zfs
+# run in the lane and on the host too, in the sanitized pass on zfs-fuse:
+# geli-truenas and the generator run under a pool nowhere else sanitized
+# (docs/testing.md lists where each check runs).
+GUEST_ZFS=(t_zfs t_zfs_doc t_reencrypt_zfs t_bench_pool)
 
 # The CLI tests run again with every geli under valgrind's memcheck
 # (GELI_VALGRIND=1), beside the fuzzers; docs/testing.md has the run over
@@ -181,7 +184,7 @@ boosted() {	# CMD...
 
 # The side lane, beside the main lane's passes: the sanitized build (the
 # main lane waits for it after its plain pass), the Debian packages and
-# t_deb, the fuzzing build and the fuzzers, 20 seconds each
+# t_deb, the fuzzing build and the fuzzers, 10 seconds each
 # (GELI_FUZZ_SECONDS), then the OpenSSL pass and valgrind's memcheck over
 # VALGRIND_PASS, as side runs of run-suite (their
 # tests held to what carries their names, GELI_SUITE_SIDE).  Each step
@@ -275,9 +278,14 @@ clear_stale() {
 }
 
 # Three lanes for the two cores: the main lane runs the plain and the
-# sanitized passes (every test, two at a time, each sanitized one after the
-# side lane has built it); the side lane, side_lane above; the guest lane,
-# vm_lane.
+# sanitized passes, two tests at a time: the plain pass the unit tests and
+# the CLI tests whose plain run proves more than their sanitized one does
+# ("suite: plain": checks the sanitizers skip, kill cycles and sizes they
+# cut down; tests/run-suite), the sanitized pass, once the side lane has
+# built it, every test (the same checks, and memory errors and undefined
+# behaviour on the way); the plain build runs the rest of its tests in the
+# guest lane, the OpenSSL and valgrind passes and the packages' t_deb.
+# The side lane, side_lane above; the guest lane, vm_lane.
 run_tests() {
 	local total_p=0 total_f=0 total_s=0 marks side vm log failed_list start=$SECONDS
 	marks=$(mktemp -d)
@@ -290,8 +298,8 @@ run_tests() {
 	vm=$!
 	side_lane "$marks" &
 	side=$!
-	echo "== tests in build (beside them: the sanitized and fuzzing builds, the fuzzers)"
-	nice -n "$HOST_NICE" tests/run-suite -j 2 -x t_deb $(printf -- '-x %s ' "${GUEST_ZFS[@]}") build |
+	echo "== the unit tests and \"suite: plain\" in build (beside them: the sanitized and fuzzing builds, the fuzzers)"
+	nice -n "$HOST_NICE" tests/run-suite -j 2 build unit plain |
 		tee build/suite.log || true
 	spent "the plain pass" $((SECONDS - start))
 	add_counts plain build/suite.log build/test-logs/failed-checks
@@ -303,7 +311,8 @@ run_tests() {
 		# the sanitizers keep freed memory in quarantine and
 		# reserve terabytes of shadow, which the memory scans
 		# (t_secrets) are not about: both are the plain build's.
-		nice -n "$HOST_NICE" tests/run-suite -j 2 -x t_leaks -x t_secrets -x t_deb build-asan | tee "$log" || true
+		nice -n "$HOST_NICE" tests/run-suite -j 2 -x t_leaks -x t_secrets -x t_deb \
+			$(printf -- '-x %s ' "${GUEST_ZFS[@]}") build-asan | tee "$log" || true
 	else
 		mkdir -p build-asan
 		cat "$marks/asan.log" | tee "$log"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
+# suite: plain
 # The AES-CBC accelerator (lib/accel.h) through geli attach: for each key
 # length and sector size, two copies of one provider are attached, one with
 # the accelerator and one without (GELI_ACCEL=none), and the same writes go

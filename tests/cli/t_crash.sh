@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
+# suite: plain
 # Crash states.  Under a write load (random and sequential, fsync every few
 # writes) the attach daemon is killed with SIGKILL at 50 random moments (12
 # in a sanitized build and in the guest lane);

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
+# suite: plain
 # Key components: keyfiles and passfiles in every combination that must work
 # or fail (FreeBSD init_test.sh init_J and friends), stdin, the terminal
 # prompt, iteration counts and their rules.

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
+# suite: plain
 # No memory definitely lost at exit, with either crypto backend: geli init,
 # setkey and dump, and the unit tests of the crypto seam and the key slots,
 # under valgrind's leak checker (OpenSSL's provider handles were once lost

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
+# suite: plain
 # init over the matrix cipher x key length x sector size x HMAC (as FreeBSD's
 # conf.sh, plus the legacy ciphers and HMAC/MD5): the metadata says what was
 # asked, the passphrase opens slot 0 (attach -C -n 0), another one does not

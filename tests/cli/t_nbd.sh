@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
+# suite: plain
 # nbdkit-geli-filter and geli serve, with real NBD clients: nbdinfo,
 # nbdcopy, nbdsh, qemu-img and qemu-io, over a Unix socket and over
 # 127.0.0.1.  What goes in through NBD comes out through geli attach and

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
+# suite: plain
 # geli reencrypt (docs/reencrypt.md), offline: plain to GELI (-E) after
 # libblkid has looked, a new Master Key with the same passphrase, Blowfish
 # to AES-XTS with a new one, GELI to plain (-D); FreeBSD's volumes converted

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
+# suite: plain
 # geli reencrypt survives any crash (docs/reencrypt.md).  Each conversion
 # (a new Master Key, Blowfish to AES-XTS, plain to GELI, GELI to plain,
 # GELI to LUKS2 with a detached header) at

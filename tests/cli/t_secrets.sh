@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
+# suite: plain
 # Secrets, seen from outside: the attach daemon's memory is locked, it
 # dumps no core and is not dumpable; after attach neither the passphrase, nor the keyfile's
 # bytes, nor the user key are anywhere in its memory, its argv or its

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
+# suite: plain
 # An ordinary user, made by this test, runs geli on files of theirs: init,
 # attach (FUSE through fusermount3), list, status, suspend/resume, setkey,
 # delkey, configure, detach.  Their run directory is $GELI_RUNDIR, else

@@ -3,7 +3,8 @@
 # suite: zfs
 # ZFS on GELI, as people run it: pools on attached providers (OpenZFS's
 # in a guest of tests/vm/run, zfs-fuse's on the host) in the studies'
-# layouts; export, detach, attach, import, verify;
+# layouts, each written, scrubbed and read back, three of them exported,
+# detached, attached and imported (zdb in between on OpenZFS);
 # a raidz and a mirror with one provider missing; damaged ciphertext repaired
 # with and without integrity; a pool keeps its providers from being detached.
 . "$(dirname "$0")/lib.sh"
@@ -47,7 +48,12 @@ zdestroy() { wait_for zgone "$1"; }
 
 head -c 6000000 /dev/urandom >"$T/data"
 sum=$(md5sum <"$T/data")
-while IFS=: read -r name opts vdevs; do
+# Each layout written, scrubbed and read back; the export, zdb, detach,
+# attach and import cycle (about 10 s a pool in a guest) for a pool of one
+# vdev, one of two vdevs of eight providers, and one of five ciphers: what
+# the cycle proves of geli (the members found again by their stable names,
+# whichever provider a vdev holds) the others would prove again.
+while IFS=: read -r name cycle opts vdevs; do
 	pool=gt$name
 	if ! zpool create -f -m "$T/mnt-$pool" $opts "$pool" $(e $vdevs) >"$T/zc.log" 2>&1; then
 		nok "$name: zpool create"; diag <"$T/zc.log"; continue
@@ -55,32 +61,35 @@ while IFS=: read -r name opts vdevs; do
 	cp "$T/data" "$T/mnt-$pool/data" && sync
 	zpool scrub "$pool"
 	zpool_scrubbed "$pool"
-	bad=""
+	bad="" done="write, scrub, verify"
 	zpool status "$pool" | grep -q "with 0 errors" || bad="$bad scrub"
-	zpool export "$pool" || bad="$bad export"
-	# OpenZFS's zdb reads every block of the exported pool: consistent.
-	if [ "$ZFS_KIND" = openzfs ]; then
-		zdb -e -p "$ZDIR" -bc "$pool" >"$T/zdb.log" 2>&1
-		grep -q "No leaks" "$T/zdb.log" || bad="$bad zdb($(grep -m 1 -iE 'leak|error' "$T/zdb.log"))"
+	if [ "$cycle" = cycle ]; then
+		done="write, scrub, export, detach, attach, import, verify"
+		zpool export "$pool" || bad="$bad export"
+		# OpenZFS's zdb reads every block of the exported pool: consistent.
+		if [ "$ZFS_KIND" = openzfs ]; then
+			zdb -e -p "$ZDIR" -bc "$pool" >"$T/zdb.log" 2>&1
+			grep -q "No leaks" "$T/zdb.log" || bad="$bad zdb($(grep -m 1 -iE 'leak|error' "$T/zdb.log"))"
+		fi
+		m=$(members $vdevs)
+		"$GELI" detach $m || bad="$bad detach"
+		attach_some $m || bad="$bad attach"
+		zpool import -d "$ZDIR" "$pool" >/dev/null 2>&1 || bad="$bad import"
+		zpool status "$pool" | grep -q "state: ONLINE" || bad="$bad state"
 	fi
-	m=$(members $vdevs)
-	"$GELI" detach $m || bad="$bad detach"
-	attach_some $m || bad="$bad attach"
-	zpool import -d "$ZDIR" "$pool" >/dev/null 2>&1 || bad="$bad import"
 	[ "$(md5sum <"$T/mnt-$pool/data")" = "$sum" ] || bad="$bad data"
-	zpool status "$pool" | grep -q "state: ONLINE" || bad="$bad state"
 	zdestroy "$pool"
-	if [ -z "$bad" ]; then ok "$name: write, scrub, export, detach, attach, import, verify"; else
+	if [ -z "$bad" ]; then ok "$name: $done"; else
 		nok "$name:$bad"; zpool status "$pool" 2>&1 | diag; fi
 done <<'LAYOUTS'
-stripe::p1 p2
-mirror::mirror p1 p2
-raidz::raidz p1 p2 p3
-raidz2::raidz2 p1 p2 p3 p4
-4xmirror:-O compression=on:mirror p1 p2 mirror p3 p4 mirror p5 p6 mirror p7 p8
-2xraidz2::raidz2 p1 p2 p3 p4 raidz2 p5 p6 p7 p8
-compress:-O compression=on:raidz p1 p2 p3
-ciphers::raidz c1 c2 c3 c4 c5
+stripe:::p1 p2
+mirror:::mirror p1 p2
+raidz:cycle::raidz p1 p2 p3
+raidz2:::raidz2 p1 p2 p3 p4
+4xmirror::-O compression=on:mirror p1 p2 mirror p3 p4 mirror p5 p6 mirror p7 p8
+2xraidz2:cycle::raidz2 p1 p2 p3 p4 raidz2 p5 p6 p7 p8
+compress::-O compression=on:raidz p1 p2 p3
+ciphers:cycle::raidz c1 c2 c3 c4 c5
 LAYOUTS
 
 # A log on a GELI provider and a cache on the block device of another,

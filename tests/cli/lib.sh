@@ -324,6 +324,17 @@ drop_loop() {
 
 # attached NAME: the daemon of NAME answers.
 attached() { "$GELI" status "$1" >/dev/null 2>&1; }
+# state_of NAME: the state `geli status -s` gives NAME ("ACTIVE", "ACTIVE,
+# converting 12.5%", ...); converting NAME: a conversion under way;
+# waiting NAME: one to LUKS2 whose daemon converted every sector and waits
+# for its command's end; journals: how many journals the state directory
+# holds.
+state_of() { "$GELI" status -s "$1" 2>/dev/null | sed 's/^ *[^ ]*  *//; s/  *[^ ]*$//'; }
+converting() { case "$(state_of "$1")" in *converting*) return 0 ;; esac; return 1; }
+waiting() { [ "$(state_of "$1")" = "ACTIVE, every sector converted, the end to come" ]; }
+journals() { ls "$GELI_STATE_DIR"/reencrypt/*.journal 2>/dev/null | wc -l; }
+# begun NAME PID: NAME's conversion is under way, or the command PID ended.
+begun() { converting "$1" || ! kill -0 "$2" 2>/dev/null; }
 # alive PID: running (a zombie, which may stay a while as nobody's child,
 # has let go of its files and locks already).
 alive() { [ -e "/proc/$1" ] && [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != Z ]; }

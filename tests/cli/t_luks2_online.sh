@@ -21,12 +21,6 @@ need_luks2_tools || { done_testing; exit; }
 passfile "$T/pass" "luks2 online"
 head -c 64 /dev/urandom >"$T/key1"
 SHIM=${GELI_BUILD:-}/tests/fault/faultshim.so
-state_of() { "$GELI" status -s "$1" 2>/dev/null | sed 's/^ *[^ ]*  *//; s/  *[^ ]*$//'; }
-converting() { case "$(state_of "$1")" in *converting*) return 0 ;; esac; return 1; }
-waiting() { [ "$(state_of "$1")" = "ACTIVE, every sector converted, the end to come" ]; }
-journals() { ls "$GELI_STATE_DIR"/reencrypt/*.journal 2>/dev/null | wc -l; }
-# begun NAME PID: NAME's conversion is under way, or the command PID ended.
-begun() { converting "$1" || ! kill -0 "$2" 2>/dev/null; }
 # slow_attach PROV ARGS...: PROV attached by a daemon each of whose writes
 # to it lasts 2 ms (the fault shim): a conversion of 24 MiB lasts seconds,
 # and what the test does to its command lands in it.

@@ -20,9 +20,6 @@ Z="-B none"
 W=$(mktemp -d /dev/shm/geli-test.reencrypt-online.XXXXXX)
 on_exit "rm -rf '$W'"
 export GELI_STATE_DIR=$W/state
-journals() { ls "$W"/state/reencrypt/*.journal 2>/dev/null | wc -l; }
-state_of() { "$GELI" status -s "$1" 2>/dev/null | sed 's/^ *[^ ]*  *//; s/  *[^ ]*$//'; }
-converting() { case "$(state_of "$1")" in *converting*) return 0 ;; esac; return 1; }
 
 # ---- fio throughout ---------------------------------------------------------
 # fio_loop FILE: fio runs one after the other on FILE until $T/stop exists,

@@ -66,16 +66,23 @@ pool_state() { zpool status "$1" 2>/dev/null | sed -n 's/^ *state: //p'; }
 # scrub_clean POOL: a scrub (waited for) ends "with 0 errors" and the pool
 # is healthy.  A member brought back may count checksum errors that the
 # scrub repaired (OpenZFS does, on plain loop devices too; docs/testing.md):
-# then the counts are cleared and a second scrub must find nothing.
+# then the counts are cleared and a second scrub must find nothing.  A
+# resilver under way (a member just brought online, or one that zpool clear
+# started) is waited for first: a scrub cannot start beside it.  On a
+# failure each scrub's status is shown.
 scrub_clean() {
 	local i
+	rm -f "$T/scrub.1" "$T/scrub.2"
 	for i in 1 2; do
-		zpool scrub -w "$1" || return 1
-		zpool status "$1" | grep -q "with 0 errors" || break
-		zpool status -x "$1" | grep -q "is healthy" && return 0
+		zpool wait -t resilver "$1"
+		zpool scrub -w "$1" >"$T/scrub.$i" 2>&1 || { zpool status "$1" >>"$T/scrub.$i"; break; }
+		zpool status "$1" >"$T/scrub.$i"
+		grep -q "with 0 errors" "$T/scrub.$i" || break
+		zpool status -x "$1" >>"$T/scrub.$i"
+		grep -q "is healthy" "$T/scrub.$i" && return 0
 		zpool clear "$1"
 	done
-	zpool status "$1" | diag
+	for i in 1 2; do [ -f "$T/scrub.$i" ] && { echo "scrub $i:"; cat "$T/scrub.$i"; }; done | diag
 	return 1
 }
 # zdb_clean POOL: OpenZFS's zdb reads every block of the exported pool

@@ -4,7 +4,10 @@
 # attached providers, whose daemons convert them; docs/leave-geli.md, "To
 # LUKS2").  ext4 on a provider converted while a writer appends to a file:
 # dm-crypt (cryptsetup open of the header) gives the bytes the .eli gave,
-# fsck finds it clean, every file intact.  Then the document's blocks, as
+# fsck finds it clean, every file intact.  A TrueNAS CORE disk (GPT, swap,
+# then GELI) converted online, its daemon killed with -9 halfway and the
+# conversion resumed, ends with its header on the disk, opened by dm-crypt
+# with no header file.  Then the document's blocks, as
 # written, on a raidz of three members of different ciphers (AES-XTS
 # 256/4096, Blowfish 448/512, AES-CBC 128/4096) while fio writes and
 # verifies files in the pool the whole time: each member converted, then
@@ -15,13 +18,14 @@
 # and zdb finds it consistent; the crypttab line the command printed opens
 # a member through systemd-cryptsetup, as the boot would.
 . "$(dirname "$0")/guest.sh"
+. "$(dirname "$0")/../cli/luks2_lib.sh"
 need_zfs || { done_testing; exit; }
 command -v cryptsetup >/dev/null || { skip "cryptsetup is not installed"; done_testing; exit; }
 export PATH="$(dirname "$GELI"):$PATH"
 # At the end: the pool, then the mappings this test makes, then its loop
 # devices.
 loops=()
-on_exit 'zpool destroy -f tank 2>/dev/null; for m in e sdb sdc sdd; do cryptsetup close $m.eli 2>/dev/null; done; udevadm settle; for x in "${loops[@]+"${loops[@]}"}"; do drop_loop ${x%%=*} ${x#*=}; done'
+on_exit 'zpool destroy -f tank 2>/dev/null; for m in e tn sdb sdc sdd; do cryptsetup close $m.eli 2>/dev/null; done; udevadm settle; for x in "${loops[@]+"${loops[@]}"}"; do drop_loop ${x%%=*} ${x#*=}; done'
 
 # ---- ext4, online, under a writer ------------------------------------------------
 mkprovs 48M -e aes-xts -l 128 -- e
@@ -55,6 +59,64 @@ mount -o ro /dev/mapper/e.eli "$T/mnt"
 check "ext4: every file intact" bash -c '(cd "$1" && md5sum --quiet -c "$2" >/dev/null 2>&1) && cmp -s "$1/log" "$3"' _ "$T/mnt" "$T/sums" "$T/e.log"
 umount "$T/mnt"
 cryptsetup close e.eli
+
+# ---- A TrueNAS CORE disk, its daemon killed halfway ------------------------------
+# GPT: a freebsd-swap partition, then the GELI one (freebsd-zfs), on a loop
+# device with its partitions.  The GELI partition attached by a daemon
+# whose writes to it last 2 ms each (the fault shim: the kill lands in the
+# conversion however fast the guest runs), converted online without -H;
+# the daemon killed with -9 halfway; attached again, the same command
+# follows the conversion it goes on with and ends it; after the detach the
+# same command moves the partition's start back over the header (the swap
+# partition shrinks).  blkid calls it crypto_LUKS, cryptsetup opens it with
+# no header file and dm-crypt gives the bytes the .eli held.
+SHIM=${GELI_BUILD:-}/tests/fault/faultshim.so
+if [ -f "$SHIM" ] && command -v sgdisk >/dev/null; then
+	truncate -s 64M "$T/tn.img"
+	sgdisk -a 2048 -n 1:2048:+20M -t 1:a502 -n 2:0:+40M -t 2:a504 "$T/tn.img" >/dev/null
+	tn=$(losetup -f -P --show "$T/tn.img")
+	loops+=("$tn=$T/tn.img")
+	part=${tn}p2 pn=${tn#/dev/}p2
+	wait_for test -b "$part"
+	start=$(cat "/sys/class/block/$pn/start")
+	passfile "$T/tn.pass" "truenas disk"
+	"$GELI" init -B none -e aes-xts -l 256 -s 4096 -i 1000 -J "$T/tn.pass" "$part" >/dev/null
+	env LD_PRELOAD="$(preload_list "$SHIM")" FAULT_PATH="$part" FAULT_WRITE_DELAY_US=2000 \
+		"$GELI" attach -L -j "$T/tn.pass" "$part" >/dev/null
+	head -c "$(blockdev --getsize64 "/dev/$pn.eli")" /dev/urandom >"$T/tn.ref"
+	dd if="$T/tn.ref" of="/dev/$pn.eli" bs=1M oflag=direct status=none
+	tn_convert() { "$GELI" reencrypt -t luks2 -B "$T/tn.luks2" -i 1000 -j "$T/tn.pass" -z 65536 "$part"; }
+	tn_convert >"$T/tn.out" 2>&1 </dev/null &
+	cpid=$!
+	wait_for begun "$pn" "$cpid"
+	check "TrueNAS disk: converted by its daemon" converting "$pn"
+	dpid=$(cat "$GELI_RUNDIR/$pn.pid")
+	kill -9 "$dpid"
+	wait_for fails alive "$dpid"
+	wait "$cpid"
+	check "... its daemon killed halfway: the command says to attach again" \
+		grep -qF "Provider $part was detached during its conversion: attach it again, and it goes on." "$T/tn.out"
+	diag <"$T/tn.out"
+	"$GELI" attach -L -j "$T/tn.pass" "$part" >/dev/null
+	tn_convert >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	check "... attached again: the same command follows it and ends it" \
+		grep -qx "$part is a LUKS2 volume now, its header on the disk before partition 2 of $tn, which begins there once $pn.eli is detached: detach it, then run 'geli reencrypt -t luks2 $part'." "$T/out"
+	[ "$rc" = 0 ] || diag <"$T/err"
+	check "... the .eli reads the bytes written before" cmp -s "/dev/$pn.eli" "$T/tn.ref"
+	"$GELI" detach "$pn"
+	run "$GELI" reencrypt -t luks2 "$part"
+	check "... detached, the same command moves the partition back over the header" \
+		test "$rc" = 0 -a "$(cat "/sys/class/block/$pn/start")" = $((start - 32768))
+	[ "$rc" = 0 ] || diag <"$T/err"
+	check "... blkid calls it crypto_LUKS" test "$(blkid -p -o value -s TYPE "$part")" = crypto_LUKS
+	cryptsetup open --key-file "$(nonl "$T/tn.pass")" "$part" tn.eli
+	check "... dm-crypt opens it with no header file: the bytes the .eli held" \
+		cmp -s -n "$(stat -c %s "$T/tn.ref")" /dev/mapper/tn.eli "$T/tn.ref"
+	cryptsetup close tn.eli
+else
+	skip "the TrueNAS disk needs the fault shim ($SHIM) and sgdisk"
+fi
 
 # ---- docs/leave-geli.md on a raidz, with fio ---------------------------------------
 DOC=$(cd "$GELI_TESTS/.." && pwd)/docs/leave-geli.md

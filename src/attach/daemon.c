@@ -218,18 +218,39 @@ serve_ublk(struct dmn *d, const struct fusefile_backend *be, char *note,
 	return 0;
 }
 
-/* The daemon process: never returns. */
-static void __attribute__((noreturn))
-daemon_main(struct dmn *d, int keyfd, int stfd)
+/* What the start's steps below share: does ublk serve it (else FUSE), is
+ * the daemon in a mount namespace of its own, and the note that says why
+ * FUSE serves it. */
+struct start {
+	bool use_ublk, own_ns;
+	char note[600];
+};
+
+/* A start that failed: what it made goes (torn: teardown, gone before the
+ * caller hears), and the reason goes to the caller. */
+static void __attribute__((noreturn, format(printf, 4, 5)))
+start_failed(struct dmn *d, int stfd, bool torn, const char *fmt, ...)
 {
-	const struct geli_metadata *md = &d->r.md;
-	struct fusefile_backend be;
-	char note[600] = "";
+	char buf[1100];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (torn)
+		teardown(d);
+	status_msg(stfd, false, "%s", buf);
+	_exit(1);
+}
+
+/* The process: a session of its own, its signals, no terminal, its log
+ * and its locks. */
+static void
+process_init(struct dmn *d)
+{
 	sigset_t stop_signals;
-	unsigned vflags = 0, threads;
-	const char *accel;
-	int error, fd;
-	bool ro = (d->r.flags & GELI_FLAG_RO) != 0, use_ublk, own_ns;
+	pthread_rwlockattr_t rwa;
+	int fd;
 
 	setsid();
 	/* Request buffers (1 MiB each) stay in the heap and stay mapped: with
@@ -264,38 +285,47 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 	pthread_mutex_init(&d->lock, NULL);
 	/* A conversion's start waits for the requests in flight, and new
 	 * ones wait for it. */
-	pthread_rwlockattr_t rwa;
 	pthread_rwlockattr_init(&rwa);
 	pthread_rwlockattr_setkind_np(&rwa,
 	    PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
 	pthread_rwlock_init(&d->iolock, &rwa);
 	pthread_rwlockattr_destroy(&rwa);
+}
 
+/* The Master Key, from the attaching process's pipe into locked memory. */
+static void
+receive_key(struct dmn *d, int keyfd, int stfd)
+{
 	d->mkey = geli_secure_alloc(GELI_MKEY_DATALEN);
 	if (d->mkey == NULL ||
-	    read(keyfd, d->mkey, GELI_MKEY_DATALEN) != GELI_MKEY_DATALEN) {
-		status_msg(stfd, false, "Cannot receive the key.");
-		_exit(1);
-	}
+	    read(keyfd, d->mkey, GELI_MKEY_DATALEN) != GELI_MKEY_DATALEN)
+		start_failed(d, stfd, false, "Cannot receive the key.");
 	close(keyfd);
+}
+
+/* The provider opened, the front end chosen, the volume keyed, and a
+ * conversion under way taken up. */
+static void
+open_volume(struct dmn *d, int stfd, struct start *s)
+{
+	const struct geli_metadata *md = &d->r.md;
+	bool ro = (d->r.flags & GELI_FLAG_RO) != 0;
+	unsigned vflags = 0, threads;
+	int error;
 
 	/* Attached read-write, it is ours alone (as FreeBSD's e1). */
 	error = ro ? geli_provider_open(d->provpath, false, &d->p) :
 	    geli_provider_open_exclusive(d->provpath, &d->p);
-	if (error != 0) {
-		status_msg(stfd, false, "Cannot open %s: %s.", d->prov,
+	if (error != 0)
+		start_failed(d, stfd, false, "Cannot open %s: %s.", d->prov,
 		    strerror(-error));
-		_exit(1);
-	}
 	d->psize = geli_provider_sectorsize(d->p);
-	use_ublk = choose_ublk(d, note, sizeof(note), &own_ns);
-	if (!use_ublk && d->r.backend == ATTACH_UBLK) {
-		status_msg(stfd, false, "Cannot create a ublk device for %s: "
-		    "%s.", d->name, note);
-		_exit(1);
-	}
-	if (!use_ublk && note[0] != '\0')
-		not_ublk(d, note, sizeof(note));
+	s->use_ublk = choose_ublk(d, s->note, sizeof(s->note), &s->own_ns);
+	if (!s->use_ublk && d->r.backend == ATTACH_UBLK)
+		start_failed(d, stfd, false, "Cannot create a ublk device for "
+		    "%s: %s.", d->name, s->note);
+	if (!s->use_ublk && s->note[0] != '\0')
+		not_ublk(d, s->note, sizeof(s->note));
 	if (ro)
 		vflags |= GELI_VOLUME_READONLY;
 	if (d->r.flags & GELI_FLAG_ONETIME)
@@ -310,92 +340,87 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 	}
 	d->threads = threads;
 	error = geli_volume_open(d->p, md, d->mkey, vflags, threads, &d->v);
-	if (error != 0) {
-		status_msg(stfd, false, "Cannot attach %s: %s.", d->prov,
+	if (error == 0)
+		error = geli_mdstore_wrap(d->p, &d->store);
+	if (error != 0)
+		start_failed(d, stfd, false, "Cannot attach %s: %s.", d->prov,
 		    strerror(-error));
-		_exit(1);
-	}
-	error = geli_mdstore_wrap(d->p, &d->store);
-	if (error != 0) {
-		status_msg(stfd, false, "Cannot attach %s: %s.", d->prov,
-		    strerror(-error));
-		_exit(1);
-	}
 	d->flags = geli_metadata_runtime_flags(md) | d->r.flags;
 	/* Attached in the middle of a conversion: it goes on. */
 	if (d->r.journal[0] != '\0') {
 		char msg[1100];
 
-		if (dmn_convert_resume(d, d->r.journal, msg, sizeof(msg)) != 0) {
-			status_msg(stfd, false, "%s", msg);
-			_exit(1);
-		}
+		if (dmn_convert_resume(d, d->r.journal, msg, sizeof(msg)) != 0)
+			start_failed(d, stfd, false, "%s", msg);
 	}
-	d->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+}
 
+/* The .eli claimed in the run directory, the control socket bound, and the
+ * front end serving: a ublk device, or the FUSE file (with -L its loop
+ * device); the stable name leads to the block device. */
+static void
+start_front_end(struct dmn *d, int stfd, struct start *s)
+{
+	struct fusefile_backend be;
+	bool ro = (d->r.flags & GELI_FLAG_RO) != 0;
+	char path[4096];
+	int error, fd;
+
+	d->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	fd = open(d->elipath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		status_msg(stfd, false, "Provider %s.eli already exists.",
+	if (fd < 0)
+		start_failed(d, stfd, false, "Provider %s.eli already exists.",
 		    d->name);
-		_exit(1);
-	}
 	close(fd);
 	error = ctl_listen(d);
 	dmn_backend(d, &be);
-	if (error == 0 && use_ublk &&
-	    (error = serve_ublk(d, &be, note, sizeof(note))) != 0) {
+	if (error == 0 && s->use_ublk &&
+	    (error = serve_ublk(d, &be, s->note, sizeof(s->note))) != 0) {
 		/* Asked for, or where FUSE's mount would be ours alone: the
 		 * reason.  Else FUSE serves it, and says why. */
-		if (d->r.backend == ATTACH_UBLK || own_ns) {
-			teardown(d);	/* (gone before the caller hears) */
-			status_msg(stfd, false, "Cannot create a ublk device "
-			    "for %s: %s.", d->name, note);
-			_exit(1);
-		}
-		not_ublk(d, note, sizeof(note));
-		use_ublk = false;
+		if (d->r.backend == ATTACH_UBLK || s->own_ns)
+			start_failed(d, stfd, true, "Cannot create a ublk "
+			    "device for %s: %s.", d->name, s->note);
+		not_ublk(d, s->note, sizeof(s->note));
+		s->use_ublk = false;
 		error = 0;
 	}
-	if (error == 0 && !use_ublk)
+	if (error == 0 && !s->use_ublk)
 		error = fusefile_start(d->elipath, &be, ro, !d->r.cached, &d->ff);
-	if (error != 0) {
-		teardown(d);	/* (gone before the caller hears) */
-		status_msg(stfd, false, "Cannot create %s: %s.", d->elipath,
+	if (error != 0)
+		start_failed(d, stfd, true, "Cannot create %s: %s.", d->elipath,
 		    strerror(-error));
-		_exit(1);
-	}
 	if (d->ublk != NULL && d->r.loop &&
 	    (error = devlink_make(d->name, d->ublkdev)) != 0) {
-		char path[4096];
-
 		(void)devlink_path(d->name, path, sizeof(path));
 		d->r.loop = false;	/* (not ours to remove) */
-		teardown(d);	/* (gone before the caller hears) */
-		status_msg(stfd, false, "Cannot create %s: %s.", path,
+		start_failed(d, stfd, true, "Cannot create %s: %s.", path,
 		    strerror(-error));
-		_exit(1);
 	}
 	if (d->r.loop && d->ublk == NULL) {
 		uint32_t bs = geli_volume_sectorsize(d->v);
+
 		error = loop_attach(d->elipath, bs > 4096 ? 4096 : bs, ro,
 		    &d->loop);
-		if (error != 0) {
-			teardown(d);	/* (gone before the caller hears) */
-			status_msg(stfd, false, "Cannot create a loop device on "
-			    "%s: %s.", d->elipath, strerror(-error));
-			_exit(1);
-		}
+		if (error != 0)
+			start_failed(d, stfd, true, "Cannot create a loop device "
+			    "on %s: %s.", d->elipath, strerror(-error));
 		if ((error = devlink_make(d->name, d->loop.path)) != 0) {
-			char path[4096];
-
 			(void)devlink_path(d->name, path, sizeof(path));
-			teardown(d);	/* (gone before the caller hears) */
-			status_msg(stfd, false, "Cannot create %s: %s.", path,
-			    strerror(-error));
-			_exit(1);
+			start_failed(d, stfd, true, "Cannot create %s: %s.",
+			    path, strerror(-error));
 		}
 	}
+}
+
+/* Started: the pid file, the log's lines, and the caller told. */
+static void
+announce(struct dmn *d, int stfd, const struct start *s)
+{
+	const struct geli_metadata *md = &d->r.md;
+	const char *accel;
 	FILE *pf = fopen(d->pidpath, "w");
+
 	if (pf != NULL) {
 		fprintf(pf, "%d\n", (int)getpid());
 		fclose(pf);
@@ -408,7 +433,7 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 	accel = md->ealgo == GELI_ALGO_AES_CBC ? geli_crypto_accel() : NULL;
 	dlog(d, "    Crypto: software (%s%s%s), %u threads", geli_crypto_version(),
 	    accel != NULL ? "; runs of sectors: " : "",
-	    accel != NULL ? accel : "", threads);
+	    accel != NULL ? accel : "", d->threads);
 	/* "OK L<loop device>", or "OK U..." when secrets are in memory that
 	 * RLIMIT_MEMLOCK left unlocked: attach warns. */
 	if (geli_secure_unlocked())
@@ -418,9 +443,22 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 		dlog(d, "%s.eli: served as %s (ublk).", d->name, d->ublkdev);
 	/* "OK L<device>\n<note>": the note says why FUSE serves it */
 	status_msg(stfd, true, "%c%s\n%s", geli_secure_unlocked() ? 'U' : 'L',
-	    d->ublk != NULL ? d->ublkdev : d->loop.path, note);
+	    d->ublk != NULL ? d->ublkdev : d->loop.path, s->note);
 	close(stfd);
+}
 
+/* The daemon process: its start's steps, then it serves until it stops;
+ * never returns. */
+static void __attribute__((noreturn))
+daemon_main(struct dmn *d, int keyfd, int stfd)
+{
+	struct start s = { .use_ublk = false };
+
+	process_init(d);
+	receive_key(d, keyfd, stfd);
+	open_volume(d, stfd, &s);
+	start_front_end(d, stfd, &s);
+	announce(d, stfd, &s);
 	dmn_serve(d);
 	teardown(d);
 	if (d->log != NULL)

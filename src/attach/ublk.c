@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The ublk front end (ublk.h), on liburing and the definitions of ublk_abi.h. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <liburing.h>
@@ -10,17 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "spawn.h"
 #include "ublk.h"
-#include "ublk_abi.h"
+#include "ublk_ctl.h"
 
-#define UBLK_CONTROL	"/dev/ublk-control"
-#define SETUP_LOCK	"/run/lock/geli-ublk.lock"
 /*
  * A queue's thread serves one request at a time, so a deep queue buys
  * little; its buffers (QUEUE_DEPTH * MAX_IO, locked as they are touched)
@@ -30,256 +24,6 @@
 #define QUEUE_DEPTH	32
 #define MAX_QUEUES	4
 #define MAX_IO		(256u << 10)	/* bytes per request */
-/* Our mark in the kernel's ublksrv_flags, which it keeps for the server:
- * a device of ours whose daemon died may be deleted by the next one. */
-#define GELI_UBLK_MARK	0x494c4547ull	/* "GELI" */
-
-/* ---- The control device ------------------------------------------------------------ */
-
-struct ctl {
-	int fd;
-	struct io_uring ring;		/* 128-byte entries */
-	bool encoded;			/* the kernel takes ioctl numbers */
-	bool user;			/* we are an ordinary user */
-	uint64_t features;
-};
-
-/*
- * Control command nr for device id, with buf (len bytes) as its buffer; with
- * path, the device's /dev/ublkcN goes before it (an ordinary user's device,
- * and GET_DEV_INFO2: ublk_abi.h).  0, or -errno.
- */
-static int
-ctl_cmd(struct ctl *c, unsigned nr, uint32_t id, bool path, void *buf,
-    uint16_t len, uint64_t data0)
-{
-	static const unsigned encoded[] = {
-		[UBLK_CMD_GET_DEV_INFO] = UBLK_U_CMD_GET_DEV_INFO,
-		[UBLK_CMD_GET_DEV_INFO2] = UBLK_U_CMD_GET_DEV_INFO2,
-		[UBLK_CMD_ADD_DEV] = UBLK_U_CMD_ADD_DEV,
-		[UBLK_CMD_DEL_DEV] = UBLK_U_CMD_DEL_DEV,
-		[UBLK_CMD_START_DEV] = UBLK_U_CMD_START_DEV,
-		[UBLK_CMD_STOP_DEV] = UBLK_U_CMD_STOP_DEV,
-		[UBLK_CMD_SET_PARAMS] = UBLK_U_CMD_SET_PARAMS,
-		[UBLK_CMD_GET_FEATURES] = UBLK_U_CMD_GET_FEATURES,
-		[UBLK_CMD_DEL_DEV_ASYNC] = UBLK_U_CMD_DEL_DEV_ASYNC,
-		[UBLK_CMD_UPDATE_SIZE] = UBLK_U_CMD_UPDATE_SIZE,
-	};
-	struct io_uring_sqe *sqe;
-	struct io_uring_cqe *cqe;
-	struct ublk_ctrl_cmd cmd = {
-		.dev_id = id, .queue_id = (uint16_t)-1, .len = len,
-		.addr = (uint64_t)(uintptr_t)buf, .data = { data0 },
-	};
-	uint8_t withpath[64 + 256];
-	int error, plen;
-
-	if (path) {
-		plen = snprintf((char *)withpath, 64, "/dev/ublkc%u", id);
-		if (len > sizeof(withpath) - (size_t)plen)
-			return -EINVAL;
-		if (len > 0)
-			memcpy(withpath + plen, buf, len);
-		cmd.dev_path_len = (uint16_t)plen;
-		cmd.len = (uint16_t)(plen + len);
-		cmd.addr = (uint64_t)(uintptr_t)withpath;
-	}
-	sqe = io_uring_get_sqe(&c->ring);
-	if (sqe == NULL)
-		return -EAGAIN;
-	memset(sqe, 0, 2 * sizeof(*sqe));
-	sqe->opcode = IORING_OP_URING_CMD;
-	sqe->fd = c->fd;
-	/* (the commands from GET_FEATURES on have no plain number) */
-	sqe->cmd_op = c->encoded || nr >= UBLK_CMD_GET_FEATURES ?
-	    encoded[nr] : nr;
-	memcpy(sqe->cmd, &cmd, sizeof(cmd));
-	error = io_uring_submit_and_wait(&c->ring, 1);
-	if (error < 0)
-		return error;
-	error = io_uring_wait_cqe(&c->ring, &cqe);
-	if (error < 0)
-		return error;
-	error = cqe->res;
-	io_uring_cqe_seen(&c->ring, cqe);
-	if (path && len > 0)
-		memcpy(buf, withpath + cmd.dev_path_len, len);
-	return error;
-}
-
-/* Device id's description: GET_DEV_INFO2 where the kernel takes ioctl
- * numbers (it has it from 6.2; an ordinary user's device answers nothing
- * else), GET_DEV_INFO before. */
-static int
-dev_info(struct ctl *c, uint32_t id, struct ublk_dev_info *info)
-{
-	return c->encoded ? ctl_cmd(c, UBLK_CMD_GET_DEV_INFO2, id, true, info,
-	    sizeof(*info), 0) : ctl_cmd(c, UBLK_CMD_GET_DEV_INFO, id, false,
-	    info, sizeof(*info), 0);
-}
-
-static void
-ctl_close(struct ctl *c)
-{
-	if (c->fd < 0)
-		return;
-	io_uring_queue_exit(&c->ring);
-	close(c->fd);
-	c->fd = -1;
-}
-
-static int
-ctl_open(struct ctl *c, char *why, size_t len)
-{
-	int error;
-
-	c->user = geteuid() != 0;
-	c->fd = open(UBLK_CONTROL, O_RDWR | O_CLOEXEC);
-	if (c->fd < 0 && errno == ENOENT && !c->user) {
-		(void)run_cmd(SPAWN_QUIET, NULL, NULL, "modprobe", "ublk_drv",
-		    NULL);
-		c->fd = open(UBLK_CONTROL, O_RDWR | O_CLOEXEC);
-	}
-	if (c->fd < 0) {
-		error = -errno;
-		if (error == -ENOENT)
-			snprintf(why, len, c->user ? "no %s: ublk_drv is not "
-			    "loaded" : "no %s, and ublk_drv does not load",
-			    UBLK_CONTROL);
-		else
-			snprintf(why, len, "%s: %s", UBLK_CONTROL,
-			    strerror(-error));
-		return error;
-	}
-	error = io_uring_queue_init(4, &c->ring, IORING_SETUP_SQE128);
-	if (error < 0) {
-		snprintf(why, len, "io_uring: %s", strerror(-error));
-		close(c->fd);
-		c->fd = -1;
-		return error;
-	}
-	/* 6.5+ answers; before, only the plain numbers exist. */
-	c->features = 0;
-	c->encoded = ctl_cmd(c, UBLK_CMD_GET_FEATURES, 0, false, &c->features,
-	    sizeof(c->features), 0) == 0;
-	if (c->user && !(c->features & UBLK_F_UNPRIVILEGED_DEV)) {
-		snprintf(why, len, "the kernel does not say it makes ublk "
-		    "devices for ordinary users (Linux 6.5 and later do)");
-		ctl_close(c);
-		return -EPERM;
-	}
-	return 0;
-}
-
-/*
- * Device id deleted (user: an ordinary user's device).  DEL_DEV waits until
- * nobody holds the device (a file system still mounted from it after detach
- * -f): the asynchronous one (6.9+, not for an ordinary user's device) does
- * not, and where it is refused a child of ours waits in our place.
- */
-static void
-delete_dev(struct ctl *c, uint32_t id, bool user, int lock)
-{
-	char why[100];
-	struct ctl cc;
-	pid_t pid;
-
-	int error = c->encoded ? ctl_cmd(c, UBLK_CMD_DEL_DEV_ASYNC, id, user,
-	    NULL, 0, 0) : -EOPNOTSUPP;
-
-	/* (being deleted already: -ENODEV or the like) */
-	if (error != -EOPNOTSUPP && error != -EINVAL)
-		return;
-	pid = fork();
-	if (pid != 0)
-		return;
-	if (lock >= 0)
-		close(lock);
-	if (ctl_open(&cc, why, sizeof(why)) == 0)
-		(void)ctl_cmd(&cc, UBLK_CMD_DEL_DEV, id, user, NULL, 0, 0);
-	_exit(0);
-}
-
-int
-ublk_probe(char *why, size_t len)
-{
-	struct ctl c;
-	int error;
-
-	error = ctl_open(&c, why, len);
-	ctl_close(&c);
-	return error;
-}
-
-/*
- * Devices of ours (marked) whose daemon is gone: a daemon killed with -9
- * leaves its device stopped but not deleted (its server PID -1), and nobody
- * else will.  Root's sweep reaches every such device, an ordinary user's
- * their own (the kernel answers for the nodes they may open).  Under the
- * setup lock, where no daemon of root is between ADD_DEV and START_DEV, or
- * between STOP_DEV and DEL_DEV.
- */
-static void
-delete_orphans(struct ctl *c, int lock)
-{
-	struct dirent *e;
-	DIR *dir;
-
-	dir = opendir("/sys/class/ublk-char");
-	if (dir == NULL)
-		return;
-	while ((e = readdir(dir)) != NULL) {
-		struct ublk_dev_info info = { 0 };
-		unsigned id;
-
-		if (sscanf(e->d_name, "ublkc%u", &id) != 1 ||
-		    dev_info(c, id, &info) != 0)
-			continue;
-		if (info.ublksrv_flags == GELI_UBLK_MARK &&
-		    (info.ublksrv_pid <= 0 ||
-		    (kill(info.ublksrv_pid, 0) != 0 && errno == ESRCH)))
-			delete_dev(c, id, (info.flags &
-			    UBLK_F_UNPRIVILEGED_DEV) != 0, lock);
-	}
-	closedir(dir);
-}
-
-/*
- * The setup lock, one for every daemon of root whatever its run directory
- * (-1 for an ordinary user's, whose sweep meets only their own devices and
- * who must not be able to hold root's back).  Root's alone: one that
- * someone else made in /run/lock is replaced.
- */
-static int
-setup_lock(void)
-{
-	struct stat st;
-	int fd = -1;
-
-	if (geteuid() != 0)
-		return -1;
-	for (int i = 0; i < 2 && fd < 0; i++) {
-		fd = open(SETUP_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-		    0600);
-		if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_uid != 0)) {
-			close(fd);
-			fd = -1;
-			(void)unlink(SETUP_LOCK);
-		}
-	}
-	if (fd >= 0 && flock(fd, LOCK_EX) != 0) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
-}
-
-static void
-setup_unlock(int fd)
-{
-	if (fd >= 0)
-		close(fd);
-}
 
 /* ---- Queues ---------------------------------------------------------------------- */
 
@@ -302,7 +46,7 @@ struct queue {
 struct ublk {
 	struct fusefile_backend be;
 	struct ublk_conf conf;
-	struct ctl ctl;
+	struct uctl ctl;
 	uint32_t id;
 	bool added, started;
 	bool user;			/* an ordinary user's device */
@@ -516,7 +260,7 @@ set_params(struct ublk *u)
 		p.discard.max_write_zeroes_sectors = UINT32_MAX >> 9;
 		p.discard.max_discard_segments = 1;
 	}
-	return ctl_cmd(&u->ctl, UBLK_CMD_SET_PARAMS, u->id, u->user, &p,
+	return uctl_cmd(&u->ctl, UBLK_CMD_SET_PARAMS, u->id, u->user, &p,
 	    sizeof(p), 0);
 }
 
@@ -562,10 +306,10 @@ ublk_stop(struct ublk *u)
 
 	if (u == NULL)
 		return;
-	lk = u->setup_lock >= 0 ? u->setup_lock : setup_lock();
+	lk = u->setup_lock >= 0 ? u->setup_lock : uctl_setup_lock();
 	atomic_store(&u->stopping, true);
 	if (u->started)
-		(void)ctl_cmd(&u->ctl, UBLK_CMD_STOP_DEV, u->id, u->user, NULL,
+		(void)uctl_cmd(&u->ctl, UBLK_CMD_STOP_DEV, u->id, u->user, NULL,
 		    0, 0);
 	for (unsigned q = 0; q < u->nq; q++) {
 		if (u->qs[q].running)
@@ -576,9 +320,9 @@ ublk_stop(struct ublk *u)
 		close(u->cdev);
 	/* (after the rings: the character device closed) */
 	if (u->added)
-		delete_dev(&u->ctl, u->id, u->user, lk);
-	ctl_close(&u->ctl);
-	setup_unlock(lk);
+		uctl_delete_dev(&u->ctl, u->id, u->user, lk);
+	uctl_close(&u->ctl);
+	uctl_setup_unlock(lk);
 	free(u->qs);
 	free(u);
 }
@@ -608,14 +352,14 @@ ublk_start(const struct fusefile_backend *be, const struct ublk_conf *c,
 		free(u);
 		return -ENOMEM;
 	}
-	error = ctl_open(&u->ctl, why, whylen);
+	error = uctl_open(&u->ctl, why, whylen);
 	if (error != 0) {
 		free(u->qs);
 		free(u);
 		return error;
 	}
-	u->setup_lock = setup_lock();
-	delete_orphans(&u->ctl, u->setup_lock);
+	u->setup_lock = uctl_setup_lock();
+	uctl_delete_orphans(&u->ctl, u->setup_lock);
 
 	step = "ADD_DEV";
 	memset(&info, 0, sizeof(info));
@@ -627,7 +371,7 @@ ublk_start(const struct fusefile_backend *be, const struct ublk_conf *c,
 	info.ublksrv_flags = GELI_UBLK_MARK;
 	info.flags = (u->ctl.encoded ? UBLK_F_CMD_IOCTL_ENCODE : 0) |
 	    (u->ctl.user ? UBLK_F_UNPRIVILEGED_DEV : 0);
-	error = ctl_cmd(&u->ctl, UBLK_CMD_ADD_DEV, (uint32_t)-1, false, &info,
+	error = uctl_cmd(&u->ctl, UBLK_CMD_ADD_DEV, (uint32_t)-1, false, &info,
 	    sizeof(info), 0);
 	if (error != 0)
 		goto fail;
@@ -659,7 +403,7 @@ ublk_start(const struct fusefile_backend *be, const struct ublk_conf *c,
 	}
 	/* (the kernel waits for every tag's FETCH, then adds the disk) */
 	step = "START_DEV";
-	error = ctl_cmd(&u->ctl, UBLK_CMD_START_DEV, u->id, u->user, NULL, 0,
+	error = uctl_cmd(&u->ctl, UBLK_CMD_START_DEV, u->id, u->user, NULL, 0,
 	    (uint64_t)getpid());
 	if (error != 0)
 		goto fail;
@@ -671,7 +415,7 @@ ublk_start(const struct fusefile_backend *be, const struct ublk_conf *c,
 		step = dev;
 		goto fail;
 	}
-	setup_unlock(u->setup_lock);
+	uctl_setup_unlock(u->setup_lock);
 	u->setup_lock = -1;
 	*out = u;
 	return 0;
@@ -695,7 +439,7 @@ ublk_resize(struct ublk *u, uint64_t size)
 	 * end; the provider has grown already) */
 	if (size > old)
 		atomic_store(&u->size, size);
-	error = ctl_cmd(&u->ctl, UBLK_CMD_UPDATE_SIZE, u->id, u->user, NULL, 0,
+	error = uctl_cmd(&u->ctl, UBLK_CMD_UPDATE_SIZE, u->id, u->user, NULL, 0,
 	    size >> 9);
 	atomic_store(&u->size, error == 0 ? size : old);
 	return error;
@@ -713,24 +457,3 @@ ublk_requests(struct ublk *u)
 	return atomic_load(&u->requests);
 }
 
-int
-ublk_owner(uint32_t id, uint32_t *uid, uint32_t *gid)
-{
-	struct ublk_dev_info info;
-	struct ctl c;
-	char why[160];
-	int error;
-
-	if ((error = ctl_open(&c, why, sizeof(why))) != 0)
-		return error;
-	/* (a kernel without GET_FEATURES makes no ordinary user's device) */
-	error = dev_info(&c, id, &info);
-	ctl_close(&c);
-	if (error != 0)
-		return error;
-	if (!(info.flags & UBLK_F_UNPRIVILEGED_DEV))
-		return 1;
-	*uid = info.owner_uid;
-	*gid = info.owner_gid;
-	return 0;
-}

@@ -349,6 +349,19 @@ wait_for() {
 	return 1
 }
 
+# The fault shim (tests/fault), where it was built.
+FAULTSHIM=${GELI_FAULTSHIM:-${GELI_BUILD:-}/tests/fault/faultshim.so}
+# slowed PATH CMD...: CMD with each of its writes to PATH 2 ms long (the
+# fault shim): a conversion of tens of MiB lasts seconds, and what a test
+# does to it (a kill, a detach) lands in it however fast the machine runs.
+# (In the foreground: in the background $! would be this function's
+# subshell, not CMD.)
+slowed() {
+	local path=$1
+	shift
+	env LD_PRELOAD="$(preload_list "$FAULTSHIM")" FAULT_PATH="$path" FAULT_WRITE_DELAY_US=2000 "$@"
+}
+
 # preload_list SHIM: LD_PRELOAD for a test shim (not instrumented).  Under
 # ASan its runtime must come first in the list; the shim, after it, reaches
 # ASan's interceptors as the next definition.

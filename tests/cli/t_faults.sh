@@ -15,7 +15,7 @@
 . "$(dirname "$0")/lib.sh"
 need_fuse || { done_testing; exit; }
 
-shim=${GELI_FAULTSHIM:-${GELI_BUILD:-}/tests/fault/faultshim.so}
+shim=$FAULTSHIM
 if [ ! -f "$shim" ]; then
 	skip "faultshim.so not built (GELI_BUILD/tests/fault)"
 	done_testing

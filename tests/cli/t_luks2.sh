@@ -118,7 +118,7 @@ check "... slot 0's passphrase opens no keyslot" test -z "$(volume_key "$T/u.hdr
 converted u "$T/u.hdr" "$T/key1" 512 "slot 1 alone"
 
 # ---- Killed halfway, resumed --------------------------------------------------------
-SHIM=${GELI_BUILD:-}/tests/fault/faultshim.so
+SHIM=$FAULTSHIM
 mkgeli k 32 4096 -i 1000 -J "$T/pass"
 ksum=$(md5sum <"$T/k.img")
 if [ -f "$SHIM" ]; then

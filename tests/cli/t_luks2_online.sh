@@ -20,15 +20,8 @@ need_fuse || { done_testing; exit; }
 need_luks2_tools || { done_testing; exit; }
 passfile "$T/pass" "luks2 online"
 head -c 64 /dev/urandom >"$T/key1"
-SHIM=${GELI_BUILD:-}/tests/fault/faultshim.so
-# slow_attach PROV ARGS...: PROV attached by a daemon each of whose writes
-# to it lasts 2 ms (the fault shim): a conversion of 24 MiB lasts seconds,
-# and what the test does to its command lands in it.
-slow_attach() {
-	local prov=$1; shift
-	env LD_PRELOAD="$(preload_list "$SHIM")" FAULT_PATH="$prov" FAULT_WRITE_DELAY_US=2000 \
-		"$GELI" attach "$@" "$prov"
-}
+# slow_attach PROV ARGS...: PROV attached by a daemon slowed (lib.sh).
+slow_attach() { slowed "$1" "$GELI" attach "${@:2}" "$1"; }
 # snap NAME: what NAME.img's .eli holds now, into NAME.ref (read through
 # the daemon, past the page cache).
 snap() {
@@ -80,7 +73,7 @@ snap a
 "$GELI" detach a.img
 converted a "$T/a.hdr" "$(nonl "$T/pass")" 4096 "online, beside fio"
 
-if [ -f "$SHIM" ]; then
+if [ -f "$FAULTSHIM" ]; then
 	# ---- The command killed halfway ------------------------------------------------------
 	# Blowfish 448, 512-byte sectors, a keyfile: the daemon converts on to the
 	# last sector and waits with GELI's record and the journal; the same

@@ -187,7 +187,7 @@ done
 
 # EIO: on the provider's writes, then on the journal's syncs.  A clear error,
 # the journal kept, and the command again (without the fault) ends well.
-SHIM=${GELI_FAULTSHIM:-${GELI_BUILD:-}/tests/fault/faultshim.so}
+SHIM=$FAULTSHIM
 if [ -f "$SHIM" ]; then
 	conv rekey 512
 	d=$W/rekey-512

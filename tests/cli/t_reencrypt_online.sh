@@ -143,7 +143,7 @@ check "attached again (same passphrase): AES-XTS, every byte as written" \
 "$GELI" detach b.img
 
 # ---- kill -9 of the daemon, EIO on the provider -------------------------------------
-SHIM=${GELI_FAULTSHIM:-${GELI_BUILD:-}/tests/fault/faultshim.so}
+SHIM=$FAULTSHIM
 K=$W/k.img
 # slow_attach: K attached with each of its daemon's writes to it 1 ms long
 # (the fault shim): the conversion lasts seconds, so that the kills land

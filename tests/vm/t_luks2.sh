@@ -70,8 +70,7 @@ cryptsetup close e.eli
 # same command moves the partition's start back over the header (the swap
 # partition shrinks).  blkid calls it crypto_LUKS, cryptsetup opens it with
 # no header file and dm-crypt gives the bytes the .eli held.
-SHIM=${GELI_BUILD:-}/tests/fault/faultshim.so
-if [ -f "$SHIM" ] && command -v sgdisk >/dev/null; then
+if [ -f "$FAULTSHIM" ] && command -v sgdisk >/dev/null; then
 	truncate -s 64M "$T/tn.img"
 	sgdisk -a 2048 -n 1:2048:+20M -t 1:a502 -n 2:0:+40M -t 2:a504 "$T/tn.img" >/dev/null
 	tn=$(losetup -f -P --show "$T/tn.img")
@@ -81,8 +80,7 @@ if [ -f "$SHIM" ] && command -v sgdisk >/dev/null; then
 	start=$(cat "/sys/class/block/$pn/start")
 	passfile "$T/tn.pass" "truenas disk"
 	"$GELI" init -B none -e aes-xts -l 256 -s 4096 -i 1000 -J "$T/tn.pass" "$part" >/dev/null
-	env LD_PRELOAD="$(preload_list "$SHIM")" FAULT_PATH="$part" FAULT_WRITE_DELAY_US=2000 \
-		"$GELI" attach -L -j "$T/tn.pass" "$part" >/dev/null
+	slowed "$part" "$GELI" attach -L -j "$T/tn.pass" "$part" >/dev/null
 	head -c "$(blockdev --getsize64 "/dev/$pn.eli")" /dev/urandom >"$T/tn.ref"
 	dd if="$T/tn.ref" of="/dev/$pn.eli" bs=1M oflag=direct status=none
 	tn_convert() { "$GELI" reencrypt -t luks2 -B "$T/tn.luks2" -i 1000 -j "$T/tn.pass" -z 65536 "$part"; }
@@ -115,7 +113,7 @@ if [ -f "$SHIM" ] && command -v sgdisk >/dev/null; then
 		cmp -s -n "$(stat -c %s "$T/tn.ref")" /dev/mapper/tn.eli "$T/tn.ref"
 	cryptsetup close tn.eli
 else
-	skip "the TrueNAS disk needs the fault shim ($SHIM) and sgdisk"
+	skip "the TrueNAS disk needs the fault shim ($FAULTSHIM) and sgdisk"
 fi
 
 # ---- docs/leave-geli.md on a raidz, with fio ---------------------------------------

@@ -1,7 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* A single-file FUSE mount over a backend (see fusefile.h). */
+/*
+ * A single-file FUSE mount over a backend (see fusefile.h), on libfuse's
+ * lowlevel API: the file system is one inode (the root, FUSE_ROOT_ID), so
+ * there is no table of nodes or handles to keep, and a server that takes a
+ * session over from a dead one (fusefile_adopt) answers the old one's
+ * requests as its own.
+ */
 #define FUSE_USE_VERSION 314
-#include <fuse.h>
+#include <fuse_lowlevel.h>
+#include <linux/fuse.h>		/* the messages (libfuse keeps its copy) */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,32 +26,47 @@
 
 #include "fusefile.h"
 #include "geli.h"
+#include "spawn.h"
+
+/* The kernel's FUSE_NOTIFY_RESEND (protocol 7.40, Linux 6.9), newer than
+ * libfuse 3.14's fuse_kernel.h: the requests a server read and did not
+ * answer go back to the queue. */
+#define FF_NOTIFY_RESEND	7
+#define FF_RESEND_MINOR		40
 
 struct fusefile {
 	struct fusefile_backend be;
 	dev_t dev;			/* the mount's device: its fusectl entry */
-	struct fuse *fuse;
+	struct fuse_session *se;
+	struct fusefile_conn conn;	/* what the kernel said at FUSE_INIT */
 	pthread_t th;
 	bool readonly, direct_io, running, ended;
+	bool adopted;			/* the mount is not libfuse's to undo */
 	struct timespec mtime;
 	char *mountpoint;
 };
 
-static struct fusefile *
-ff(void)
+static int
+ff_eio(ssize_t n)
 {
-	return fuse_get_context()->private_data;
+	/* An integrity failure is an I/O error, never data. */
+	return n == -EBADMSG ? -EIO : (int)n;
 }
 
-static int
-ff_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+static void
+ff_init(void *arg, struct fuse_conn_info *conn)
 {
-	struct fusefile *f = ff();
+	struct fusefile *f = arg;
 
-	(void)fi;
-	if (strcmp(path, "/") != 0)
-		return -ENOENT;
+	f->conn.proto_minor = conn->proto_minor;
+	f->conn.max_readahead = conn->max_readahead;
+}
+
+static void
+ff_stat(struct fusefile *f, struct stat *st)
+{
 	memset(st, 0, sizeof(*st));
+	st->st_ino = FUSE_ROOT_ID;
 	st->st_mode = S_IFREG | (f->readonly ? 0400 : 0600);
 	st->st_nlink = 1;
 	st->st_uid = getuid();
@@ -53,109 +75,161 @@ ff_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 	st->st_blksize = 65536;
 	st->st_blocks = (st->st_size + 511) / 512;
 	st->st_mtim = st->st_ctim = st->st_atim = f->mtime;
-	return 0;
 }
 
-static int
-ff_open(const char *path, struct fuse_file_info *fi)
+/* The root is the file; it has no names under it. */
+static void
+ff_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	struct fusefile *f = ff();
+	(void)parent;
+	(void)name;
+	fuse_reply_err(req, ENOENT);
+}
+
+static void
+ff_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fusefile *f = fuse_req_userdata(req);
+	struct stat st;
+
+	(void)fi;
+	if (ino != FUSE_ROOT_ID) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	ff_stat(f, &st);
+	/* (no caching: a size change, after a resize, shows at once) */
+	fuse_reply_attr(req, &st, 0.0);
+}
+
+/* A disk has the size it has: only a no-op truncate succeeds; times are
+ * taken and forgotten; owner and mode stay. */
+static void
+ff_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+    struct fuse_file_info *fi)
+{
+	struct fusefile *f = fuse_req_userdata(req);
+	struct stat st;
+
+	(void)fi;
+	if (ino != FUSE_ROOT_ID) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID |
+	    FUSE_SET_ATTR_GID)) {
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
+	if ((to_set & FUSE_SET_ATTR_SIZE) &&
+	    (uint64_t)attr->st_size != f->be.size(f->be.arg)) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
+	ff_stat(f, &st);
+	fuse_reply_attr(req, &st, 0.0);
+}
+
+static void
+ff_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fusefile *f = fuse_req_userdata(req);
 	bool w = (fi->flags & O_ACCMODE) != O_RDONLY;
 
-	if (strcmp(path, "/") != 0)
-		return -ENOENT;
-	if (w && f->readonly)
-		return -EROFS;
+	if (ino != FUSE_ROOT_ID) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (w && f->readonly) {
+		fuse_reply_err(req, EROFS);
+		return;
+	}
 	fi->direct_io = f->direct_io;
 	fi->keep_cache = !f->direct_io;
 	fi->nonseekable = 0;
 	if (f->be.opened != NULL)
 		f->be.opened(f->be.arg, w);
-	return 0;
+	/* -ENOENT: the open was interrupted, and there is no file to close
+	 * later. */
+	if (fuse_reply_open(req, fi) == -ENOENT && f->be.closed != NULL)
+		f->be.closed(f->be.arg, w);
 }
 
-static int
-ff_release(const char *path, struct fuse_file_info *fi)
+static void
+ff_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct fusefile *f = ff();
+	struct fusefile *f = fuse_req_userdata(req);
 
-	(void)path;
+	(void)ino;
 	if (f->be.closed != NULL)
 		f->be.closed(f->be.arg, (fi->flags & O_ACCMODE) != O_RDONLY);
-	return 0;
+	fuse_reply_err(req, 0);
 }
 
-static int
-ff_read(const char *path, char *buf, size_t len, off_t off,
+static void
+ff_read(fuse_req_t req, fuse_ino_t ino, size_t len, off_t off,
     struct fuse_file_info *fi)
 {
-	struct fusefile *f = ff();
+	struct fusefile *f = fuse_req_userdata(req);
+	char *buf = malloc(len > 0 ? len : 1);
 	ssize_t n;
 
-	(void)path;
+	(void)ino;
 	(void)fi;
+	if (buf == NULL) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
 	n = f->be.read(f->be.arg, buf, len, (uint64_t)off);
-	/* An integrity failure is an I/O error, never data. */
-	return n == -EBADMSG ? -EIO : (int)n;
+	if (n < 0)
+		fuse_reply_err(req, -ff_eio(n));
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+	free(buf);
 }
 
-static int
-ff_write(const char *path, const char *buf, size_t len, off_t off,
-    struct fuse_file_info *fi)
+static void
+ff_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t len,
+    off_t off, struct fuse_file_info *fi)
 {
-	struct fusefile *f = ff();
+	struct fusefile *f = fuse_req_userdata(req);
 	ssize_t n;
 
-	(void)path;
+	(void)ino;
 	(void)fi;
-	if (f->readonly)
-		return -EROFS;
+	if (f->readonly) {
+		fuse_reply_err(req, EROFS);
+		return;
+	}
 	n = f->be.write(f->be.arg, buf, len, (uint64_t)off);
 	if (n > 0)
 		clock_gettime(CLOCK_REALTIME, &f->mtime);
-	return n == -EBADMSG ? -EIO : (int)n;
+	if (n < 0)
+		fuse_reply_err(req, -ff_eio(n));
+	else
+		fuse_reply_write(req, (size_t)n);
 }
 
 /* close(2): nothing to write back (direct I/O), and no durability promise. */
-static int
-ff_flush(const char *path, struct fuse_file_info *fi)
+static void
+ff_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	(void)path;
+	(void)ino;
 	(void)fi;
-	return 0;
+	fuse_reply_err(req, 0);
 }
 
 /* fsync(2) and fdatasync(2) reach the provider. */
-static int
-ff_fsync(const char *path, int datasync, struct fuse_file_info *fi)
-{
-	struct fusefile *f = ff();
-
-	(void)path;
-	(void)datasync;
-	(void)fi;
-	return f->readonly ? 0 : f->be.flush(f->be.arg);
-}
-
-static int
-ff_truncate(const char *path, off_t size, struct fuse_file_info *fi)
-{
-	struct fusefile *f = ff();
-
-	(void)path;
-	(void)fi;
-	/* A disk has the size it has: only a no-op truncate succeeds. */
-	return (uint64_t)size == f->be.size(f->be.arg) ? 0 : -EPERM;
-}
-
-static int
-ff_utimens(const char *path, const struct timespec tv[2],
+static void
+ff_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
     struct fuse_file_info *fi)
 {
-	(void)path;
-	(void)tv;
+	struct fusefile *f = fuse_req_userdata(req);
+
+	(void)ino;
+	(void)datasync;
 	(void)fi;
-	return 0;
+	fuse_reply_err(req, f->readonly ? 0 : -f->be.flush(f->be.arg));
 }
 
 /*
@@ -164,15 +238,11 @@ ff_utimens(const char *path, const struct timespec tv[2],
  * leave zeros; allocating is done already within the size.
  */
 static int
-ff_fallocate(const char *path, int mode, off_t off, off_t len,
-    struct fuse_file_info *fi)
+ff_fallocate_do(struct fusefile *f, int mode, off_t off, off_t len)
 {
-	struct fusefile *f = ff();
 	bool keep = mode & FALLOC_FL_KEEP_SIZE;
 	int error;
 
-	(void)path;
-	(void)fi;
 	if (f->readonly)
 		return -EROFS;
 	if (off < 0 || len <= 0)
@@ -194,71 +264,75 @@ ff_fallocate(const char *path, int mode, off_t off, off_t len,
 	    mode == FALLOC_FL_PUNCH_HOLE);
 	if (error == 0)
 		clock_gettime(CLOCK_REALTIME, &f->mtime);
-	return error == -EBADMSG ? -EIO : error;
+	return ff_eio(error);
+}
+
+static void
+ff_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
+    struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)fi;
+	fuse_reply_err(req, -ff_fallocate_do(fuse_req_userdata(req), mode, off,
+	    len));
+}
+
+/* An attribute's value (or a list's) of n bytes, for a buffer of size. */
+static void
+ff_reply_xattr(fuse_req_t req, const char *v, size_t n, size_t size)
+{
+	if (size == 0)
+		fuse_reply_xattr(req, n);
+	else if (size < n)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, v, n);
 }
 
 /* One attribute, read-only: the sector size a stacked provider takes. */
-static int
-ff_getxattr(const char *path, const char *name, char *value, size_t size)
+static void
+ff_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
-	struct fusefile *f = ff();
+	struct fusefile *f = fuse_req_userdata(req);
 	char v[16];
 	int n;
 
-	if (strcmp(path, "/") != 0)
-		return -ENOENT;
-	if (f->be.sectorsize == 0 || strcmp(name, GELI_XATTR_SECTORSIZE) != 0)
-		return -ENODATA;
+	if (ino != FUSE_ROOT_ID) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (f->be.sectorsize == 0 || strcmp(name, GELI_XATTR_SECTORSIZE) != 0) {
+		fuse_reply_err(req, ENODATA);
+		return;
+	}
 	n = snprintf(v, sizeof(v), "%u", (unsigned)f->be.sectorsize);
-	if (size == 0)
-		return n;
-	if (size < (size_t)n)
-		return -ERANGE;
-	memcpy(value, v, (size_t)n);
-	return n;
+	ff_reply_xattr(req, v, (size_t)n, size);
 }
 
-static int
-ff_listxattr(const char *path, char *list, size_t size)
+static void
+ff_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
-	struct fusefile *f = ff();
-	size_t n = sizeof(GELI_XATTR_SECTORSIZE);
+	struct fusefile *f = fuse_req_userdata(req);
 
-	if (strcmp(path, "/") != 0)
-		return -ENOENT;
-	if (f->be.sectorsize == 0)
-		return 0;
-	if (size == 0)
-		return (int)n;
-	if (size < n)
-		return -ERANGE;
-	memcpy(list, GELI_XATTR_SECTORSIZE, n);
-	return (int)n;
+	if (ino != FUSE_ROOT_ID) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	ff_reply_xattr(req, GELI_XATTR_SECTORSIZE,
+	    f->be.sectorsize == 0 ? 0 : sizeof(GELI_XATTR_SECTORSIZE), size);
 }
 
-static void *
-ff_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
-{
-	(void)conn;
-	cfg->use_ino = 0;
-	cfg->attr_timeout = 0;	/* size changes (resize) show at once */
-	cfg->entry_timeout = 0;
-	cfg->negative_timeout = 0;
-	cfg->direct_io = 0;
-	return fuse_get_context()->private_data;
-}
-
-static const struct fuse_operations ff_ops = {
+static const struct fuse_lowlevel_ops ff_ops = {
 	.init = ff_init,
+	.lookup = ff_lookup,
 	.getattr = ff_getattr,
+	.setattr = ff_setattr,
 	.open = ff_open,
 	.read = ff_read,
 	.write = ff_write,
 	.flush = ff_flush,
 	.fsync = ff_fsync,
 	.release = ff_release,
-	.truncate = ff_truncate,
-	.utimens = ff_utimens,
 	.fallocate = ff_fallocate,
 	.getxattr = ff_getxattr,
 	.listxattr = ff_listxattr,
@@ -277,15 +351,17 @@ ff_loop(void *p)
 	/* It returns when the file system is unmounted or the connection
 	 * aborted; either way the session is over, which is all the daemon
 	 * learns (fusefile_ended) and acts on. */
-	(void)fuse_loop_mt(f->fuse, cfg);
+	(void)fuse_session_loop_mt(f->se, cfg);
 	fuse_loop_cfg_destroy(cfg);
 	f->ended = true;
 	return NULL;
 }
 
-int
-fusefile_start(const char *mountpoint, const struct fusefile_backend *be,
-    bool readonly, bool direct_io, struct fusefile **out)
+/* A fusefile with its session made (not mounted): NULL when out of memory
+ * or libfuse refused the options. */
+static struct fusefile *
+ff_new(const char *mountpoint, const struct fusefile_backend *be,
+    bool readonly, bool direct_io)
 {
 	char *argv[] = { "geli", "-o", "fsname=geli,subtype=geli", NULL };
 	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
@@ -293,37 +369,152 @@ fusefile_start(const char *mountpoint, const struct fusefile_backend *be,
 
 	f = calloc(1, sizeof(*f));
 	if (f == NULL)
-		return -ENOMEM;
+		return NULL;
 	f->be = *be;
 	f->readonly = readonly;
 	f->direct_io = direct_io;
 	f->mountpoint = strdup(mountpoint);
 	clock_gettime(CLOCK_REALTIME, &f->mtime);
-	f->fuse = fuse_new(&args, &ff_ops, sizeof(ff_ops), f);
+	f->se = fuse_session_new(&args, &ff_ops, sizeof(ff_ops), f);
 	fuse_opt_free_args(&args);
-	if (f->fuse == NULL || f->mountpoint == NULL) {
+	if (f->se == NULL || f->mountpoint == NULL) {
+		if (f->se != NULL)
+			fuse_session_destroy(f->se);
 		free(f->mountpoint);
 		free(f);
+		return NULL;
+	}
+	return f;
+}
+
+static void
+ff_free(struct fusefile *f)
+{
+	fuse_session_destroy(f->se);
+	free(f->mountpoint);
+	free(f);
+}
+
+/* The session's threads started, and the mount's device noted (its fusectl
+ * entry): 0 or -EAGAIN (f freed, the mount left to the caller). */
+static int
+ff_run(struct fusefile *f)
+{
+	struct stat st;
+
+	if (pthread_create(&f->th, NULL, ff_loop, f) != 0)
+		return -EAGAIN;
+	f->running = true;
+	if (stat(f->mountpoint, &st) == 0)
+		f->dev = st.st_dev;
+	return 0;
+}
+
+int
+fusefile_start(const char *mountpoint, const struct fusefile_backend *be,
+    bool readonly, bool direct_io, struct fusefile **out)
+{
+	struct fusefile *f = ff_new(mountpoint, be, readonly, direct_io);
+
+	if (f == NULL)
+		return -EIO;
+	if (fuse_session_mount(f->se, mountpoint) != 0) {
+		ff_free(f);
 		return -EIO;
 	}
-	if (fuse_mount(f->fuse, mountpoint) != 0) {
-		fuse_destroy(f->fuse);
-		free(f->mountpoint);
-		free(f);
-		return -EIO;
-	}
-	if (pthread_create(&f->th, NULL, ff_loop, f) != 0) {
-		fuse_unmount(f->fuse);
-		fuse_destroy(f->fuse);
-		free(f->mountpoint);
-		free(f);
+	if (ff_run(f) != 0) {
+		fuse_session_unmount(f->se);
+		ff_free(f);
 		return -EAGAIN;
 	}
-	f->running = true;
-	/* The mount's device (its fusectl entry), asked of the running loop. */
-	struct stat st;
-	if (stat(mountpoint, &st) == 0)
-		f->dev = st.st_dev;
+	*out = f;
+	return 0;
+}
+
+int
+fusefile_fd(const struct fusefile *f)
+{
+	return fuse_session_fd(f->se);
+}
+
+void
+fusefile_conn(const struct fusefile *f, struct fusefile_conn *c)
+{
+	*c = f->conn;
+}
+
+bool
+fusefile_resumable(const struct fusefile_conn *c)
+{
+	return c->proto_minor >= FF_RESEND_MINOR;
+}
+
+/*
+ * The FUSE_INIT the kernel sent the first server, told to the new session
+ * so that it serves (libfuse answers nothing else until it has seen one):
+ * the kernel sends it once per mount.  Its answer goes to the kernel under
+ * a request number the kernel never gave out, and is dropped (ENOENT,
+ * which libfuse takes for an interrupted request and does not report).
+ * The flags are the ones that shape libfuse's buffers as they were shaped
+ * for the first server (FUSE_MAX_PAGES: room for 1 MiB writes).
+ */
+static void
+ff_replay_init(struct fusefile *f, const struct fusefile_conn *c)
+{
+	struct {
+		struct fuse_in_header h;
+		struct fuse_init_in in;
+	} msg;
+	struct fuse_buf fb = { .size = sizeof(msg), .mem = &msg };
+
+	memset(&msg, 0, sizeof(msg));
+	msg.h.len = sizeof(msg);
+	msg.h.opcode = FUSE_INIT;
+	msg.h.unique = UINT64_C(1) << 62;
+	msg.in.major = FUSE_KERNEL_VERSION;
+	msg.in.minor = c->proto_minor;
+	msg.in.max_readahead = c->max_readahead;
+	msg.in.flags = FUSE_ASYNC_READ | FUSE_BIG_WRITES | FUSE_MAX_PAGES |
+	    FUSE_ASYNC_DIO | FUSE_ATOMIC_O_TRUNC | FUSE_AUTO_INVAL_DATA |
+	    FUSE_PARALLEL_DIROPS;
+	fuse_session_process_buf(f->se, &fb);
+}
+
+int
+fusefile_adopt(int fd, const struct fusefile_conn *c, const char *mountpoint,
+    const struct fusefile_backend *be, bool readonly, bool direct_io,
+    struct fusefile **out)
+{
+	struct fuse_out_header resend = {
+		.len = sizeof(resend), .error = FF_NOTIFY_RESEND, .unique = 0,
+	};
+	char dev[32];
+	struct fusefile *f;
+
+	if (!fusefile_resumable(c))
+		return -EOPNOTSUPP;
+	f = ff_new(mountpoint, be, readonly, direct_io);
+	if (f == NULL)
+		return -EIO;
+	f->adopted = true;
+	snprintf(dev, sizeof(dev), "/dev/fd/%d", fd);
+	if (fuse_session_mount(f->se, dev) != 0) {
+		ff_free(f);
+		return -EIO;
+	}
+	ff_replay_init(f, c);
+	if (ff_run(f) != 0) {
+		ff_free(f);
+		return -EAGAIN;
+	}
+	/* What the dead server read and did not answer, queued again (in the
+	 * order it came): served now by these threads. */
+	if (write(fd, &resend, sizeof(resend)) != (ssize_t)sizeof(resend)) {
+		int error = -errno;
+
+		fusefile_stop(f);
+		return error;
+	}
 	*out = f;
 	return 0;
 }
@@ -331,7 +522,7 @@ fusefile_start(const char *mountpoint, const struct fusefile_backend *be,
 void
 fusefile_size_changed(struct fusefile *f)
 {
-	/* attr_timeout is 0: the next getattr sees the new size. */
+	/* attributes are not cached: the next getattr sees the new size. */
 	clock_gettime(CLOCK_REALTIME, &f->mtime);
 }
 
@@ -397,6 +588,25 @@ ff_abort(struct fusefile *f)
 		pthread_join(t, NULL);
 }
 
+/*
+ * An adopted session's mount is not libfuse's (it only knows the device):
+ * undone as libfuse undoes its own, lazily, by root itself and for anyone
+ * else by fusermount3.
+ */
+static void
+ff_unmount(struct fusefile *f)
+{
+	if (!f->adopted) {
+		fuse_session_unmount(f->se);
+		return;
+	}
+	if (geteuid() == 0)
+		(void)umount2(f->mountpoint, MNT_DETACH);
+	else
+		(void)run_cmd(SPAWN_QUIET, NULL, NULL, "fusermount3", "-u", "-q",
+		    "-z", "--", f->mountpoint, (char *)NULL);
+}
+
 void
 fusefile_stop(struct fusefile *f)
 {
@@ -405,8 +615,8 @@ fusefile_stop(struct fusefile *f)
 	if (f == NULL)
 		return;
 	if (f->running) {
-		fuse_exit(f->fuse);
-		fuse_unmount(f->fuse);
+		fuse_session_exit(f->se);
+		ff_unmount(f);
 		/* Unmounted lazily: open files keep the session alive. */
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += 500000000;
@@ -419,7 +629,5 @@ fusefile_stop(struct fusefile *f)
 			pthread_join(f->th, NULL);
 		}
 	}
-	fuse_destroy(f->fuse);
-	free(f->mountpoint);
-	free(f);
+	ff_free(f);
 }

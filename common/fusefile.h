@@ -38,6 +38,27 @@ struct fusefile;
  */
 int fusefile_start(const char *mountpoint, const struct fusefile_backend *be,
     bool readonly, bool direct_io, struct fusefile **out);
+/* What the kernel said when the session began (FUSE_INIT). */
+struct fusefile_conn {
+	uint32_t proto_minor, max_readahead;
+};
+/* The session's /dev/fuse descriptor: while any process holds it (or a
+ * copy of it), the mount stays when the server dies. */
+int fusefile_fd(const struct fusefile *f);
+void fusefile_conn(const struct fusefile *f, struct fusefile_conn *c);
+/* Can another server take this session over (the kernel queues the
+ * requests a dead server had read again: FUSE_NOTIFY_RESEND, Linux 6.9)? */
+bool fusefile_resumable(const struct fusefile_conn *c);
+/*
+ * Serve the session of fd (a copy of a dead server's /dev/fuse descriptor,
+ * mounted at mountpoint, whose kernel said c) as fusefile_start does: the
+ * requests the dead server had read and not answered are served again.
+ * -EOPNOTSUPP where the kernel cannot resend them.  fusefile_stop unmounts
+ * it as it unmounts its own.
+ */
+int fusefile_adopt(int fd, const struct fusefile_conn *c,
+    const char *mountpoint, const struct fusefile_backend *be,
+    bool readonly, bool direct_io, struct fusefile **out);
 /* Tell the kernel the size changed (after a resize). */
 void fusefile_size_changed(struct fusefile *f);
 /* Unmount and wait for the threads; safe to call once. */

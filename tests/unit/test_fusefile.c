@@ -4,7 +4,10 @@
  * real (root and /dev/fuse, else each check skips): reads and writes at any
  * offset reach the backend, the size and the sector-size attribute show,
  * open accounting, fallocate's zeroing and its refusals, read-only, a size
- * change, and the mount gone after stop.
+ * change, and the mount gone after stop.  Then a server killed with a read
+ * in its hands, its session taken over by another (fusefile_adopt) through
+ * a copy of its /dev/fuse descriptor: the read answered, the old open's
+ * close reaching the new server (where the kernel resends, 6.9 and later).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -93,6 +101,150 @@ m_closed(void *a, bool w)
 {
 	((struct mem *)a)->opens--;
 	((struct mem *)a)->wopens -= w;
+}
+
+static bool mounted(const char *path);
+
+/* ---- A server killed, its session adopted ------------------------------------ */
+
+#define HELD_OFF 65536			/* the read the first server holds */
+
+static int held_fd = -1;		/* the first server tells it got there */
+
+static ssize_t
+m_read_held(void *a, void *buf, size_t len, uint64_t off)
+{
+	if (off == HELD_OFF) {
+		(void)!write(held_fd, "h", 1);
+		for (;;)
+			pause();	/* until it is killed */
+	}
+	return m_read(a, buf, len, off);
+}
+
+/* fd and what the kernel said, over a socket to the other process. */
+static void
+send_session(int sock, int fd, const struct fusefile_conn *c)
+{
+	char cm[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { (void *)c, sizeof(*c) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+	    .msg_control = cm, .msg_controllen = sizeof(cm) };
+	struct cmsghdr *h = CMSG_FIRSTHDR(&mh);
+
+	h->cmsg_level = SOL_SOCKET;
+	h->cmsg_type = SCM_RIGHTS;
+	h->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(h), &fd, sizeof(int));
+	(void)!sendmsg(sock, &mh, 0);
+}
+
+static int
+recv_session(int sock, struct fusefile_conn *c)
+{
+	char cm[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { c, sizeof(*c) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+	    .msg_control = cm, .msg_controllen = sizeof(cm) };
+	struct cmsghdr *h;
+	int fd = -1;
+
+	if (recvmsg(sock, &mh, 0) != (ssize_t)sizeof(*c))
+		return -1;
+	h = CMSG_FIRSTHDR(&mh);
+	if (h != NULL && h->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(h), sizeof(int));
+	return fd;
+}
+
+struct held_read {
+	int fd;
+	uint8_t buf[4096];
+	ssize_t n;
+};
+
+static void *
+held_reader(void *a)
+{
+	struct held_read *h = a;
+
+	h->n = pread(h->fd, h->buf, sizeof(h->buf), HELD_OFF);
+	return NULL;
+}
+
+/*
+ * The first server, in a child: its read of HELD_OFF never returns.  Its
+ * session goes to us (as the keeper holds it), then it is killed in the
+ * middle of that read; we take the session over.
+ */
+static void
+adoption(const char *mnt, struct mem *m, struct fusefile_backend be)
+{
+	struct held_read h = { .fd = -1 };
+	struct fusefile_backend hb = be;
+	struct fusefile_conn c;
+	struct fusefile *ff;
+	int sv[2], hp[2], fd, status;
+	pthread_t t;
+	char x;
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) != 0 || pipe(hp) != 0)
+		return (void)tap_ok(0, "socketpair: %s", strerror(errno));
+	pid = fork();
+	if (pid == 0) {
+		close(sv[0]);
+		close(hp[0]);
+		held_fd = hp[1];
+		hb.read = m_read_held;
+		if (fusefile_start(mnt, &hb, false, true, &ff) != 0)
+			_exit(1);
+		/* (the INIT has been answered once a request is) */
+		struct stat st;
+		(void)stat(mnt, &st);
+		fusefile_conn(ff, &c);
+		send_session(sv[1], fusefile_fd(ff), &c);
+		for (;;)
+			pause();
+	}
+	close(sv[1]);
+	close(hp[1]);
+	fd = recv_session(sv[0], &c);
+	tap_ok(fd >= 0, "the first server's session, held by another process");
+	if (!fusefile_resumable(&c)) {
+		for (int i = 0; i < 6; i++)
+			printf("ok %d # SKIP the kernel does not resend requests "
+			    "(FUSE 7.%u)\n", ++tap_n, c.proto_minor);
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		close(fd);
+		(void)umount2(mnt, MNT_DETACH);
+		return;
+	}
+	h.fd = open(mnt, O_RDWR);
+	m->opens = m->wopens = 0;
+	pthread_create(&t, NULL, held_reader, &h);
+	/* The read is in the first server's hands: it dies. */
+	tap_ok(read(hp[0], &x, 1) == 1 && kill(pid, SIGKILL) == 0 &&
+	    waitpid(pid, &status, 0) == pid && mounted(mnt),
+	    "its server killed in the middle of a read, the file stays mounted");
+	tap_ok(fusefile_adopt(fd, &c, mnt, &be, false, true, &ff) == 0,
+	    "another server adopts the session");
+	pthread_join(t, NULL);
+	tap_ok(h.n == 4096 && memcmp(h.buf, m->b + HELD_OFF, 4096) == 0,
+	    "the read the dead server held is answered, with the bytes");
+	memset(h.buf, 0x5a, sizeof(h.buf));
+	tap_ok(pwrite(h.fd, h.buf, 4096, 0) == 4096 && m->b[0] == 0x5a &&
+	    m->b[4095] == 0x5a, "the old open writes through the new server");
+	close(h.fd);
+	for (int i = 0; i < 60000 && m->opens != -1; i++)
+		usleep(1000);
+	tap_ok(m->opens == -1 && m->wopens == -1,
+	    "the old open's close reaches the new server");
+	fusefile_stop(ff);
+	tap_ok(!mounted(mnt), "stop unmounts the adopted mount");
+	close(sv[0]);
+	close(hp[0]);
 }
 
 static bool
@@ -196,6 +348,7 @@ main(void)
 	fusefile_stop(ff);
 	tap_ok(!mounted(mnt), "stop unmounts");
 	fusefile_stop(NULL);
+	adoption(mnt, &m, be);
 	free(m.b);
 	remove_tree(dir);
 	return tap_done();

@@ -23,7 +23,7 @@
 #include "geli.h"
 
 #define CTL_MAX		8192	/* bytes of a packet, either way */
-#define CTL_VERSION	3
+#define CTL_VERSION	4
 
 enum ctl_verb {
 	CTL_STATUS = 1,
@@ -90,7 +90,9 @@ struct ctl_status {
 	char loop[64];		/* the block device (loop or ublk), or "" */
 	char dev[1024];		/* its stable name (devlink_path), or "" */
 	char backend[8];	/* "fuse" or "ublk" */
-	int32_t pid;
+	int32_t pid;		/* the server's, which serves the I/O */
+	int32_t keeper_pid;	/* its keeper's (keeper.h), 0 for none */
+	uint32_t restarts;	/* servers started after a death */
 	uint32_t flags;		/* runtime flags, GELI_FLAG_SUSPEND included */
 	uint16_t ealgo, aalgo, keylen;
 	uint32_t version;

@@ -252,6 +252,8 @@ put_status(struct cur *c, const struct ctl_status *s)
 	put_str(c, s->dev, sizeof(s->dev));
 	put_str(c, s->backend, sizeof(s->backend));
 	put_u(c, (uint32_t)s->pid, 4);
+	put_u(c, (uint32_t)s->keeper_pid, 4);
+	put_u(c, s->restarts, 4);
 	put_u(c, s->flags, 4);
 	put_u(c, s->ealgo, 2);
 	put_u(c, s->aalgo, 2);
@@ -287,6 +289,8 @@ get_status(struct cur *c, struct ctl_status *s)
 	get_str(c, s->dev, sizeof(s->dev));
 	get_str(c, s->backend, sizeof(s->backend));
 	s->pid = (int32_t)(uint32_t)get_u(c, 4);
+	s->keeper_pid = (int32_t)(uint32_t)get_u(c, 4);
+	s->restarts = (uint32_t)get_u(c, 4);
 	s->flags = (uint32_t)get_u(c, 4);
 	s->ealgo = (uint16_t)get_u(c, 2);
 	s->aalgo = (uint16_t)get_u(c, 2);

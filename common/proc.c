@@ -56,7 +56,7 @@ same_file(const struct stat *a, const struct stat *want)
 }
 
 bool
-proc_holds_open(const struct stat *want)
+proc_holds_open(const struct stat *want, pid_t ignore)
 {
 	char path[300], link[600];
 	struct dirent *p, *f;
@@ -69,7 +69,8 @@ proc_holds_open(const struct stat *want)
 		return false;
 	while (!found && (p = readdir(proc)) != NULL) {
 		if (p->d_name[0] < '0' || p->d_name[0] > '9' ||
-		    atoi(p->d_name) == getpid())
+		    atoi(p->d_name) == getpid() ||
+		    (ignore > 0 && atoi(p->d_name) == ignore))
 			continue;
 		snprintf(path, sizeof(path), "/proc/%s/fd", p->d_name);
 		fds = opendir(path);

@@ -21,10 +21,10 @@ bool proc_stat_parse(const char *line, struct proc_stat *st);
 /* utime + stime in seconds. */
 double proc_cpu_seconds(const struct proc_stat *st);
 /*
- * Does any process but this one hold want open (a file descriptor in
- * /proc/PID/fd)?  A block device is matched by its device number, anything
- * else by its file system and inode.
+ * Does any process but this one and ignore (0: none) hold want open (a file
+ * descriptor in /proc/PID/fd)?  A block device is matched by its device
+ * number, anything else by its file system and inode.
  */
-bool proc_holds_open(const struct stat *want);
+bool proc_holds_open(const struct stat *want, pid_t ignore);
 
 #endif

@@ -249,6 +249,16 @@ GELI_API bool geli_secure_unlocked(void);
  * move it into geli_secure_alloc() memory there.
  */
 GELI_API void *geli_secure_alloc_inherited(size_t size);
+/*
+ * The same, shared with the children fork(2) makes (one copy, which any of
+ * them may change): for a secret that outlives the processes that use it
+ * (the attach daemon's keeper).  In memfd_secret(2) memory where the
+ * kernel offers it (Linux 5.14 with secretmem.enable=1, on by default from
+ * 6.5: out of the kernel's own mappings too), else locked shared memory;
+ * *secret says which.  A child should madvise(MADV_DONTFORK) it before it
+ * starts programs of its own.
+ */
+GELI_API void *geli_secure_alloc_shared(size_t size, bool *secret);
 /* Wipes and frees memory from geli_secure_alloc (NULL is fine). */
 GELI_API void geli_secure_free(void *p);
 /* A wipe the compiler cannot remove. */

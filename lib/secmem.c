@@ -12,12 +12,14 @@
  * the length.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "crypto.h"
@@ -49,23 +51,59 @@ geli_secure_unlocked(void)
 	return atomic_load(&unlocked);
 }
 
+/* How a secret's mapping is shared with the children fork(2) makes. */
+enum secmem_fork {
+	SECMEM_WIPED,		/* they see zeros */
+	SECMEM_COPIED,		/* they get a copy of their own */
+	SECMEM_SHARED,		/* they share it (memfd_secret where offered) */
+};
+
+/* A memfd_secret(2) mapping of maplen, or MAP_FAILED where the kernel
+ * offers none (-ENOSYS: too old, or secretmem.enable=0). */
 static void *
-secure_map(size_t size, bool wipe_on_fork)
+secret_map(size_t maplen)
+{
+#ifdef SYS_memfd_secret
+	void *p = MAP_FAILED;
+	int fd = (int)syscall(SYS_memfd_secret, O_CLOEXEC);
+
+	if (fd < 0)
+		return MAP_FAILED;
+	if (ftruncate(fd, (off_t)maplen) == 0)
+		p = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	return p;
+#else
+	(void)maplen;
+	return MAP_FAILED;
+#endif
+}
+
+static void *
+secure_map(size_t size, enum secmem_fork fork_mode, bool *secret)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t maplen;
-	struct secmem_hdr *h;
+	struct secmem_hdr *h = MAP_FAILED;
 
 	if (size > SIZE_MAX - sizeof(*h) - page)
 		return NULL;
 	maplen = (size + sizeof(*h) + page - 1) / page * page;
-	h = mmap(NULL, maplen, PROT_READ | PROT_WRITE,
-	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (fork_mode == SECMEM_SHARED)
+		h = secret_map(maplen);
+	if (secret != NULL)
+		*secret = h != MAP_FAILED;
+	if (h == MAP_FAILED)
+		h = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_ANONYMOUS |
+		    (fork_mode == SECMEM_SHARED ? MAP_SHARED : MAP_PRIVATE),
+		    -1, 0);
 	if (h == MAP_FAILED)
 		return NULL;
 	/* Over RLIMIT_MEMLOCK (an ordinary user's is small): unlocked, and
-	 * said so (geli_secure_unlocked); any other refusal is a failure. */
-	if (mlock(h, maplen) != 0) {
+	 * said so (geli_secure_unlocked); any other refusal is a failure.
+	 * (memfd_secret's pages are locked by the kernel, and charged: it
+	 * refuses mlock.) */
+	if ((secret == NULL || !*secret) && mlock(h, maplen) != 0) {
 		if (errno != ENOMEM && errno != EPERM && errno != EAGAIN) {
 			munmap(h, maplen);
 			return NULL;
@@ -78,7 +116,7 @@ secure_map(size_t size, bool wipe_on_fork)
 	 * WIPEONFORK; failing there would leave no secure memory at all.
 	 */
 	(void)madvise(h, maplen, MADV_DONTDUMP);
-	if (wipe_on_fork)
+	if (fork_mode == SECMEM_WIPED)
 		(void)madvise(h, maplen, MADV_WIPEONFORK);
 	h->maplen = maplen;
 	return h + 1;
@@ -87,13 +125,19 @@ secure_map(size_t size, bool wipe_on_fork)
 void *
 geli_secure_alloc(size_t size)
 {
-	return secure_map(size, true);
+	return secure_map(size, SECMEM_WIPED, NULL);
 }
 
 void *
 geli_secure_alloc_inherited(size_t size)
 {
-	return secure_map(size, false);
+	return secure_map(size, SECMEM_COPIED, NULL);
+}
+
+void *
+geli_secure_alloc_shared(size_t size, bool *secret)
+{
+	return secure_map(size, SECMEM_SHARED, secret);
 }
 
 void

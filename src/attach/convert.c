@@ -38,6 +38,10 @@ set_state(struct dmn *d, enum ctl_reenc_state state, int error)
 	d->reenc_state = state;
 	d->reenc_error = error;
 	pthread_mutex_unlock(&d->lock);
+	/* Done: the keys on the provider are no longer the ones the keeper
+	 * holds, so a server started after our death could not read it. */
+	if (state == CTL_REENC_DONE)
+		keeper_resumable(d->keeper, false);
 }
 
 static enum ctl_reenc_state
@@ -142,6 +146,9 @@ publish(struct dmn *d, struct geli_online *o, enum geli_reenc_kind kind,
 	pthread_rwlock_unlock(&d->iolock);
 	d->reenc_kind = kind;
 	snprintf(d->journal, sizeof(d->journal), "%s", journal);
+	/* A server started after our death goes on with it. */
+	snprintf(d->keeper->st->journal, sizeof(d->keeper->st->journal), "%s",
+	    journal);
 	return converter_start(d);
 }
 

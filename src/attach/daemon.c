@@ -9,11 +9,13 @@
 #include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -33,6 +35,7 @@ teardown(struct dmn *d)
 {
 	int error;
 
+	keeper_ending(d->keeper);
 	/* A conversion pauses at the end of its chunk; the journal stays. */
 	dmn_convert_pause(d);
 	if (d->ublkdev[0] != '\0' && d->r.loop)
@@ -292,15 +295,14 @@ process_init(struct dmn *d)
 	pthread_rwlockattr_destroy(&rwa);
 }
 
-/* The Master Key, from the attaching process's pipe into locked memory. */
+/* The Master Key, from the keeper's memory into our own. */
 static void
-receive_key(struct dmn *d, int keyfd, int stfd)
+receive_key(struct dmn *d, int stfd)
 {
 	d->mkey = geli_secure_alloc(GELI_MKEY_DATALEN);
-	if (d->mkey == NULL ||
-	    read(keyfd, d->mkey, GELI_MKEY_DATALEN) != GELI_MKEY_DATALEN)
-		start_failed(d, stfd, false, "Cannot receive the key.");
-	close(keyfd);
+	if (d->mkey == NULL)
+		start_failed(d, stfd, false, "Cannot allocate memory.");
+	memcpy(d->mkey, d->keeper->mkey, GELI_MKEY_DATALEN);
 }
 
 /* The provider opened, the front end chosen, the volume keyed, and a
@@ -311,6 +313,7 @@ open_volume(struct dmn *d, int stfd, struct start *s)
 	const struct geli_metadata *md = &d->r.md;
 	bool ro = (d->r.flags & GELI_FLAG_RO) != 0;
 	unsigned vflags = 0, threads;
+	const char *journal;
 	int error;
 
 	/* Attached read-write, it is ours alone (as FreeBSD's e1). */
@@ -320,7 +323,9 @@ open_volume(struct dmn *d, int stfd, struct start *s)
 		start_failed(d, stfd, false, "Cannot open %s: %s.", d->prov,
 		    strerror(-error));
 	d->psize = geli_provider_sectorsize(d->p);
-	s->use_ublk = choose_ublk(d, s->note, sizeof(s->note), &s->own_ns);
+	/* After a death: the front end the dead server had. */
+	s->use_ublk = !d->restart &&
+	    choose_ublk(d, s->note, sizeof(s->note), &s->own_ns);
 	if (!s->use_ublk && d->r.backend == ATTACH_UBLK)
 		start_failed(d, stfd, false, "Cannot create a ublk device for "
 		    "%s: %s.", d->name, s->note);
@@ -346,12 +351,49 @@ open_volume(struct dmn *d, int stfd, struct start *s)
 		start_failed(d, stfd, false, "Cannot attach %s: %s.", d->prov,
 		    strerror(-error));
 	d->flags = geli_metadata_runtime_flags(md) | d->r.flags;
-	/* Attached in the middle of a conversion: it goes on. */
-	if (d->r.journal[0] != '\0') {
+	/* Attached (or the server started again) in the middle of a
+	 * conversion: it goes on. */
+	journal = d->restart ? d->keeper->st->journal : d->r.journal;
+	if (journal[0] != '\0') {
 		char msg[1100];
 
-		if (dmn_convert_resume(d, d->r.journal, msg, sizeof(msg)) != 0)
+		if (dmn_convert_resume(d, journal, msg, sizeof(msg)) != 0)
 			start_failed(d, stfd, false, "%s", msg);
+	}
+}
+
+/*
+ * After a server's death: the control socket bound again, and the FUSE
+ * session it served (the .eli stays mounted while the keeper holds it)
+ * taken over with the loop device on it, as it was.
+ */
+static void
+take_back(struct dmn *d, int stfd)
+{
+	struct keeper_state *st = d->keeper->st;
+	struct fusefile_backend be;
+	int error;
+
+	if ((error = ctl_listen(d)) != 0)
+		start_failed(d, stfd, false, "Cannot create %s: %s.",
+		    d->ctlpath, strerror(-error));
+	dmn_backend(d, &be);
+	d->opens = (unsigned)atomic_load(&st->opens);
+	d->wopens = (unsigned)atomic_load(&st->wopens);
+	if (d->wopens > 0)
+		d->flags |= GELI_FLAG_WOPEN;
+	(void)fcntl(st->fuse_fd, F_SETFD, FD_CLOEXEC);
+	error = fusefile_adopt(st->fuse_fd, &st->fuse, d->elipath, &be,
+	    (d->r.flags & GELI_FLAG_RO) != 0, !d->r.cached, &d->ff);
+	if (error != 0)
+		start_failed(d, stfd, false, "Cannot serve %s again: %s.",
+		    d->elipath, strerror(-error));
+	if (st->loop[0] != '\0' && st->loop_fd >= 0) {
+		(void)fcntl(st->loop_fd, F_SETFD, FD_CLOEXEC);
+		snprintf(d->loop.path, sizeof(d->loop.path), "%s", st->loop);
+		d->loop.fdev = st->loop_fdev;
+		d->loop.fino = st->loop_fino;
+		d->loop.fd = st->loop_fd;
 	}
 }
 
@@ -367,6 +409,10 @@ start_front_end(struct dmn *d, int stfd, struct start *s)
 	int error, fd;
 
 	d->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (d->restart) {
+		take_back(d, stfd);
+		return;
+	}
 	fd = open(d->elipath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
 		start_failed(d, stfd, false, "Provider %s.eli already exists.",
@@ -413,6 +459,28 @@ start_front_end(struct dmn *d, int stfd, struct start *s)
 	}
 }
 
+/*
+ * What the next server needs if we die, left with the keeper: whether it
+ * can take our front end back (a FUSE session whose kernel resends the
+ * requests we held), the session's and the loop device's descriptors, and
+ * what it cannot ask the kernel for.
+ */
+static void
+leave_with_keeper(struct dmn *d)
+{
+	struct keeper_state *st = d->keeper->st;
+
+	if (d->ff != NULL)
+		fusefile_conn(d->ff, &st->fuse);
+	d->resumable = d->ff != NULL && fusefile_resumable(&st->fuse);
+	snprintf(st->loop, sizeof(st->loop), "%s", d->loop.path);
+	st->loop_fdev = d->loop.fdev;
+	st->loop_fino = d->loop.fino;
+	keeper_up(d->keeper, d->resumable,
+	    d->ff != NULL ? fusefile_fd(d->ff) : -1,
+	    d->loop.path[0] != '\0' ? d->loop.fd : -1);
+}
+
 /* Started: the pid file, the log's lines, and the caller told. */
 static void
 announce(struct dmn *d, int stfd, const struct start *s)
@@ -424,6 +492,13 @@ announce(struct dmn *d, int stfd, const struct start *s)
 	if (pf != NULL) {
 		fprintf(pf, "%d\n", (int)getpid());
 		fclose(pf);
+	}
+	leave_with_keeper(d);
+	if (d->restart) {
+		dlog(d, "%s.eli: its server died (signal %d); served again "
+		    "(restart %u).", d->name, (int)d->keeper->st->death,
+		    atomic_load(&d->keeper->st->restarts));
+		return;
 	}
 	dlog(d, "Device %s.eli created.", d->name);
 	dlog(d, "Encryption: %s %u", geli_algo_name(md->ealgo),
@@ -441,6 +516,12 @@ announce(struct dmn *d, int stfd, const struct start *s)
 		    "swap.", d->name);
 	if (d->ublk != NULL)
 		dlog(d, "%s.eli: served as %s (ublk).", d->name, d->ublkdev);
+	if (d->resumable)
+		dlog(d, "%s.eli: its server is started again if it dies; the key "
+		    "waits in %s.", d->name, d->keeper->st->secret ?
+		    "secret memory (memfd_secret)" : "locked memory (no "
+		    "memfd_secret here: secretmem.enable=1 on the kernel's "
+		    "command line)");
 	/* "OK L<device>\n<note>": the note says why FUSE serves it */
 	status_msg(stfd, true, "%c%s\n%s", geli_secure_unlocked() ? 'U' : 'L',
 	    d->ublk != NULL ? d->ublkdev : d->loop.path, s->note);
@@ -450,12 +531,12 @@ announce(struct dmn *d, int stfd, const struct start *s)
 /* The daemon process: its start's steps, then it serves until it stops;
  * never returns. */
 static void __attribute__((noreturn))
-daemon_main(struct dmn *d, int keyfd, int stfd)
+daemon_main(struct dmn *d, int stfd)
 {
 	struct start s = { .use_ublk = false };
 
 	process_init(d);
-	receive_key(d, keyfd, stfd);
+	receive_key(d, stfd);
 	open_volume(d, stfd, &s);
 	start_front_end(d, stfd, &s);
 	announce(d, stfd, &s);
@@ -465,6 +546,22 @@ daemon_main(struct dmn *d, int keyfd, int stfd)
 		fclose(d->log);
 	leak_check();
 	_exit(0);
+}
+
+/* The keeper's server: the daemon, first or after a death (no status
+ * pipe: no caller waits). */
+static int
+serve_provider(struct keeper *k, int stfd, void *arg)
+{
+	struct dmn *d = arg;
+	long page = sysconf(_SC_PAGESIZE);
+
+	/* (the programs we start get no copy of the key) */
+	(void)madvise((void *)((uintptr_t)k->mkey & ~(uintptr_t)(page - 1)),
+	    (size_t)page, MADV_DONTFORK);
+	d->keeper = k;
+	d->restart = stfd < 0;
+	daemon_main(d, stfd);
 }
 
 int
@@ -514,18 +611,20 @@ attachd_start(const struct attach_req *r, const uint8_t *mkey,
 		return -1;
 	}
 	if (pid == 0) {
-		/* The daemon is the grandchild, so that no zombie is left. */
+		/* The keeper is the grandchild, so that no zombie is left;
+		 * the daemon its child. */
 		close(keyp[1]);
 		close(stp[0]);
 		pid = fork();
 		if (pid != 0)
 			_exit(pid < 0 ? 1 : 0);
-		daemon_main(d, keyp[0], stp[1]);
+		keeper_main(keyp[0], stp[1], serve_provider, d);
 	}
 	close(keyp[0]);
 	close(stp[1]);
-	/* The key goes through a pipe: the daemon's locked pages are wiped on
-	 * fork (MADV_WIPEONFORK), and it is only ever in memory of ours. */
+	/* The key goes through a pipe: our locked pages are wiped on fork
+	 * (MADV_WIPEONFORK); the keeper keeps it in memory it shares with the
+	 * daemon (keeper.h). */
 	n = write(keyp[1], mkey, GELI_MKEY_DATALEN);
 	close(keyp[1]);
 	waitpid(pid, &status, 0);

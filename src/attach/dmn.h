@@ -14,11 +14,15 @@
 
 #include "attachd.h"
 #include "fusefile.h"
+#include "keeper.h"
 #include "loopdev.h"
 #include "ublk.h"
 
 struct dmn {
 	struct attach_req r;
+	struct keeper *keeper;		/* the parent that outlives us */
+	bool restart;			/* started after a server's death */
+	bool resumable;			/* the front end survives our death */
 	char name[256], prov[1024], provpath[1024];
 	char elipath[1024], ctlpath[1024], logpath[1024], pidpath[1024];
 	struct geli_volume *v;

@@ -64,6 +64,8 @@ do_status(struct dmn *d, struct ctl_reply *rp)
 	    devlink_path(d->name, s->dev, sizeof(s->dev)) != 0)
 		s->dev[0] = '\0';
 	s->pid = (int32_t)getpid();
+	s->keeper_pid = d->keeper->st->keeper_pid;
+	s->restarts = atomic_load(&d->keeper->st->restarts);
 	s->flags = dmn_flags(d);
 	s->ealgo = md->ealgo;
 	s->aalgo = (s->flags & GELI_FLAG_AUTH) ? md->aalgo : 0;
@@ -121,6 +123,10 @@ do_suspend(struct dmn *d, struct ctl_reply *rp)
 		return;
 	}
 	geli_wipe(d->mkey, GELI_MKEY_DATALEN);
+	/* Nor does the keeper keep it: a death while suspended ends the
+	 * provider. */
+	keeper_resumable(d->keeper, false);
+	keeper_set_key(d->keeper, NULL);
 	dlog(d, "Device %s.eli has been suspended.", d->name);
 }
 
@@ -150,6 +156,8 @@ do_resume(struct dmn *d, struct ctl_reply *rp, const uint8_t *ukey)
 		fail(d, rp, OP_RESUME, GELI_STEP_NONE, error, 0);
 		return;
 	}
+	keeper_set_key(d->keeper, d->mkey);
+	keeper_resumable(d->keeper, d->resumable);
 	dlog(d, "Device %s.eli has been resumed.", d->name);
 }
 

@@ -143,7 +143,7 @@ loop_set_capacity(const struct loopdev *l)
 }
 
 enum loop_holder
-blkdev_holder(const char *dev)
+blkdev_holder(const char *dev, pid_t ignore)
 {
 	struct stat st;
 	int fd;
@@ -153,13 +153,13 @@ blkdev_holder(const char *dev)
 	if (fd < 0)
 		return errno == EBUSY ? LOOP_HELD : LOOP_FREE;
 	close(fd);
-	if (stat(dev, &st) == 0 && proc_holds_open(&st))
+	if (stat(dev, &st) == 0 && proc_holds_open(&st, ignore))
 		return LOOP_OPENED;
 	return LOOP_FREE;
 }
 
 enum loop_holder
-loop_holder(const struct loopdev *l)
+loop_holder(const struct loopdev *l, pid_t ignore)
 {
 	int fd;
 
@@ -167,7 +167,7 @@ loop_holder(const struct loopdev *l)
 	if (fd < 0)
 		return LOOP_FREE;
 	close(fd);
-	return blkdev_holder(l->path);
+	return blkdev_holder(l->path, ignore);
 }
 
 /* The device's discard limit in sysfs (0: the kernel turned it off). */

@@ -41,11 +41,12 @@ int loop_set_capacity(const struct loopdev *l);
  * device of 512-byte blocks (no smaller size to pass through).
  */
 int loop_refresh_discard(const struct loopdev *l);
-/* Who holds a block device besides us: nobody, a mount or another
- * exclusive opener, or a process that has it open. */
+/* Who holds a block device besides us (and ignore, 0: none, the keeper
+ * that holds our loop device for the next of us): nobody, a mount or
+ * another exclusive opener, or a process that has it open. */
 enum loop_holder { LOOP_FREE, LOOP_HELD, LOOP_OPENED };
-enum loop_holder blkdev_holder(const char *dev);
+enum loop_holder blkdev_holder(const char *dev, pid_t ignore);
 /* The same of our loop device (LOOP_FREE: it is no longer ours). */
-enum loop_holder loop_holder(const struct loopdev *l);
+enum loop_holder loop_holder(const struct loopdev *l, pid_t ignore);
 
 #endif

@@ -164,6 +164,9 @@ be_opened(void *arg, bool w)
 		d->wopens++;
 		d->flags |= GELI_FLAG_WOPEN;
 	}
+	/* (for the next server, whose kernel will not say them again) */
+	atomic_store(&d->keeper->st->opens, (int)d->opens);
+	atomic_store(&d->keeper->st->wopens, (int)d->wopens);
 	pthread_mutex_unlock(&d->lock);
 }
 
@@ -178,6 +181,8 @@ be_closed(void *arg, bool w)
 	d->opens--;
 	if (w)
 		d->wopens--;
+	atomic_store(&d->keeper->st->opens, (int)d->opens);
+	atomic_store(&d->keeper->st->wopens, (int)d->wopens);
 	/* Detach on last close: -d after a writer, -l (detach -l) always. */
 	wake = d->opens == 0 && ((d->flags & GELI_FLAG_RW_DETACH) ||
 	    ((d->flags & GELI_FLAG_WO_DETACH) && (d->flags & GELI_FLAG_WOPEN)));
@@ -223,6 +228,7 @@ bool
 dmn_busy(struct dmn *d)
 {
 	unsigned opens, own = d->loop.path[0] != '\0';	/* the loop's open */
+	pid_t keeper = d->keeper->st->keeper_pid;
 	enum loop_holder lh;
 	struct stat eli;
 
@@ -230,12 +236,12 @@ dmn_busy(struct dmn *d)
 		pthread_mutex_lock(&d->lock);
 		opens = d->opens;
 		pthread_mutex_unlock(&d->lock);
-		lh = own ? loop_holder(&d->loop) : d->ublk != NULL ?
-		    blkdev_holder(d->ublkdev) : LOOP_FREE;
+		lh = own ? loop_holder(&d->loop, keeper) : d->ublk != NULL ?
+		    blkdev_holder(d->ublkdev, keeper) : LOOP_FREE;
 		if (lh == LOOP_HELD)
 			return true;
 		if (opens > own && stat(d->elipath, &eli) == 0 &&
-		    proc_holds_open(&eli))
+		    proc_holds_open(&eli, keeper))
 			return true;
 		if (opens <= own && lh == LOOP_FREE)
 			return false;
@@ -332,7 +338,8 @@ last_closed(struct dmn *d)
 	if (!(f & GELI_FLAG_RW_DETACH) && !((f & GELI_FLAG_WO_DETACH) &&
 	    atomic_load(&d->written)))
 		return false;
-	free_now = blkdev_holder(d->ublkdev) == LOOP_FREE;
+	free_now = blkdev_holder(d->ublkdev, d->keeper->st->keeper_pid) ==
+	    LOOP_FREE;
 	if (!(f & GELI_FLAG_RW_DETACH))
 		return free_now;
 	if (d->marked_at == 0)

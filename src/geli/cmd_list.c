@@ -138,6 +138,10 @@ list_one(const struct ctl_status *st)
 		    "Ublk" : "Loop", st->loop);
 	printf("   Backend: %s\n", st->backend);
 	printf("   File: %s\n", st->elipath);
+	printf("   Server PID: %d\n", (int)st->pid);
+	if (st->keeper_pid > 0)
+		printf("   Keeper PID: %d\n", (int)st->keeper_pid);
+	printf("   Restarts: %u\n", (unsigned)st->restarts);
 	printf("Consumers:\n");
 	printf("1. Name: %s\n", st->prov);
 	humanize(st->provsize, h, sizeof(h));

@@ -338,6 +338,28 @@ begun() { converting "$1" || ! kill -0 "$2" 2>/dev/null; }
 # alive PID: running (a zombie, which may stay a while as nobody's child,
 # has let go of its files and locks already).
 alive() { [ -e "/proc/$1" ] && [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
+# keeper_of PID: the keeper of the server PID (src/attach/keeper.h), its
+# parent while it lives; nothing once it died.
+keeper_of() {
+	local k
+	k=$(awk '{ print $4 }' "/proc/$1/stat" 2>/dev/null)
+	[ -n "$k" ] && [ "$k" != 1 ] && [ "$(cat "/proc/$k/comm" 2>/dev/null)" = "$(cat "/proc/$1/comm" 2>/dev/null)" ] &&
+		echo "$k"
+}
+# kill_daemon PID: the server PID and its keeper killed with -9, the keeper
+# first (else it starts another server), and both gone: a provider's daemon
+# dead as a whole, as one process was before keepers.  False when PID was
+# not running.
+kill_daemon() {
+	local k
+	k=$(keeper_of "$1")
+	[ -n "$k" ] && kill -9 "$k" 2>/dev/null
+	kill -9 "$1" 2>/dev/null || return 1
+	# (gone, not only deaf: a control socket may close before the provider
+	# its server holds locked)
+	[ -z "$k" ] || wait_for fails alive "$k"
+	wait_for fails alive "$1"
+}
 
 # wait_for CMD...: CMD succeeds, asked every 0.1 s.  The bound, 60 s, is a
 # hang's, never a verdict's: a check may wait for an event this way, never

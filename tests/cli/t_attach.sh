@@ -57,11 +57,7 @@ check "after attaching again the files read back equal" \
 # A daemon killed with -9 leaves its name, and the next attach takes it
 # over; a name that is not a link of ours is left alone, and attach fails.
 umount "$T/mnt"
-# (gone, not only deaf: its control socket may close before the provider
-# it holds locked)
-kpid=$(cat "$GELI_RUNDIR/disk.img.pid")
-kill -9 "$kpid"
-wait_for fails alive "$kpid"
+kill_daemon "$(cat "$GELI_RUNDIR/disk.img.pid")"
 check "a daemon killed with -9 leaves its stable name" test -L "$GELI_DEVDIR/disk.img.eli"
 run "$GELI" attach -L -j "$T/pass" "$prov"
 loop2=$(cat "$T/out")
@@ -75,9 +71,7 @@ check "the block device of the killed daemon is gone" wait_for blkdev_gone "$loo
 if [ "$be" = fuse ]; then
 	run "$GELI" attach -L -j "$T/pass" "$prov"
 	loop=$(cat "$T/out")
-	kpid=$(cat "$GELI_RUNDIR/disk.img.pid")
-	kill -9 "$kpid"
-	wait_for fails alive "$kpid"
+	kill_daemon "$(cat "$GELI_RUNDIR/disk.img.pid")"
 	truncate -s 1M "$T/other"
 	wait_for losetup "$loop" "$T/other"
 	run "$GELI" attach -L -j "$T/pass" "$prov"

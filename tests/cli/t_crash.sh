@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # suite: plain
 # Crash states.  Under a write load (random and sequential, fsync every few
-# writes) the attach daemon is killed with SIGKILL at 50 random moments (12
-# in a sanitized build and in the guest lane);
+# writes) the attach daemon (its server and keeper) is killed with SIGKILL
+# at 50 random moments (12 in a sanitized build and in the guest lane);
 # after each re-attach every record acknowledged by fsync reads back intact
 # (crashio.py keeps the log of acknowledged records outside the volume).
 # Then (on the host: no part of it is the kernel's) every metadata-changing
@@ -46,7 +46,7 @@ crash_cycles() {
 		wait_for test -e "$T/ready"
 		sleep "0.$(printf '%03d' $((RANDOM % 300)))"
 		# (no daemon to kill: the writer is told to stop instead)
-		if kill -9 "$pid"; then kills=$((kills + 1)); else kill "$wpid"; fi
+		if kill_daemon "$pid"; then kills=$((kills + 1)); else kill "$wpid"; fi
 		wait "$wpid"
 		[ $? = 124 ] && { hung=$((hung + 1)); echo "cycle $i: the writer hung" | diag; }
 		if ! "$GELI" attach -j "$T/pass" "$prov" 2>"$T/a.err"; then
@@ -206,7 +206,7 @@ held_by() { [ "$(awk '/^TracerPid/ { print $2 }' "/proc/$1/status" 2>/dev/null)"
 # traced VERB SYSCALL N: VERB with a SIGKILL at the entry of its Nth
 # SYSCALL (N=0: none); the writes and flushes it made are listed in $T/st.
 traced() {
-	local verb=$1 sc=$2 nth=$3 inj=() pid spid i
+	local verb=$1 sc=$2 nth=$3 inj=() pid spid i k
 	[ "$nth" -gt 0 ] && inj=(-e "inject=$sc:signal=SIGKILL:when=$nth")
 	if declare -F "run_$verb" >/dev/null; then
 		"run_$verb" strace -qq -o "$T/st" -e trace=pwrite64,fsync,fdatasync "${inj[@]}" \
@@ -214,6 +214,10 @@ traced() {
 		return 0
 	fi
 	pid=$(cat "$GELI_RUNDIR/m.img.pid")
+	# The server's death is to be the daemon's, as a crash of both would
+	# be: its keeper goes first, or it would start another server.
+	k=$(keeper_of "$pid")
+	[ -n "$k" ] && kill -9 "$k" && wait_for fails alive "$k"
 	# (emptied, not removed: the daemon holds it open and writes on)
 	: >"$GELI_RUNDIR/m.img.log"
 	strace -qq -o "$T/st" -p "$pid" -e trace=pwrite64,fsync,fdatasync "${inj[@]}" 2>/dev/null &

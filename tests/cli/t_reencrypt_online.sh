@@ -177,10 +177,7 @@ for i in 1 2 3 4 5; do
 	converting k.img || break
 	sleep "0.0$((RANDOM % 10))"
 	dpid=$(cat "$GELI_RUNDIR/k.img.pid")
-	kill -9 "$dpid" && kills=$((kills + 1))
-	# (gone, not only deaf: its control socket may close before the
-	# provider it holds locked)
-	wait_for fails alive "$dpid"
+	kill_daemon "$dpid" && kills=$((kills + 1))
 	slow_attach 2>>"$T/k.err" || break
 	again=1
 done

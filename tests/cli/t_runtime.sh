@@ -116,11 +116,7 @@ expect_ok "detach of three" "$GELI" detach m1.img m2.img "$T/m3.img"
 
 # A daemon killed outright leaves files behind; the next attach cleans up.
 "$GELI" attach -j "$T/pass" "$T/m1.img"
-pid=$(cat "$GELI_RUNDIR/m1.img.pid")
-kill -9 "$pid"
-# (gone, not only deaf: its control socket may close before the provider
-# it holds locked)
-wait_for fails alive "$pid"
+kill_daemon "$(cat "$GELI_RUNDIR/m1.img.pid")"
 expect_ok "attach after a daemon died" "$GELI" attach -j "$T/pass" "$T/m1.img"
 "$GELI" detach m1.img
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # suite: plain
 # Secrets, seen from outside: the attach daemon's memory is locked, it
-# dumps no core and is not dumpable; after attach neither the passphrase, nor the keyfile's
+# dumps no core and is not dumpable (its server and its keeper); after attach neither the passphrase, nor the keyfile's
 # bytes, nor the user key are anywhere in its memory, its argv or its
 # environment; the Master Key is, until suspend wipes it; backup files are
 # 0600.  The keys to look for are computed here, independently (Python's
@@ -107,7 +107,28 @@ check "no keyfile contents in the daemon's memory" test "$n_kf" = 0
 check "no user key in the daemon's memory" test "$n_uk" = 0
 check "no passphrase in its argv" bash -c '! grep -qa "memory 7f3a" "/proc/$0/cmdline"' "$pid"
 check "no passphrase in its environment" bash -c '! grep -qa "memory 7f3a" "/proc/$0/environ"' "$pid"
+# The keeper (src/attach/keeper.h) holds the Master Key for a new server.
+kpid=$(keeper_of "$pid")
+check "the daemon's server has a keeper" test -n "$kpid"
+check "the keeper's memory is locked (VmLck > 0)" \
+	test "$(awk '/^VmLck:/ { print $2 }' "/proc/$kpid/status")" -gt 0
+check "the keeper dumps no core" \
+	bash -c 'grep -E "^Max core file size +0 +0 " "/proc/$0/limits" >/dev/null' "$kpid"
+read -r n_pass n_kf n_uk n_mk <<<"$(python3 "$MEMSCAN" "$kpid" "$passhex" "$kfhex" "$ukey" "$mkey")"
+check "no passphrase, keyfile contents or user key in the keeper's memory" \
+	test "$n_pass" = 0 -a "$n_kf" = 0 -a "$n_uk" = 0
+if grep -q "the key waits in secret memory" "$GELI_RUNDIR/p.log"; then
+	check "the keeper's Master Key is in memfd_secret memory, which not even root reads (/proc/PID/mem)" \
+		test "$n_mk" = 0
+	check "... (the keeper maps it)" grep -q secretmem "/proc/$kpid/maps"
+else
+	check "the keeper holds the Master Key in locked memory (no memfd_secret here)" test "$n_mk" -ge 1
+fi
+check "no passphrase in the keeper's argv or environment" \
+	bash -c '! grep -qa "memory 7f3a" "/proc/$0/cmdline" "/proc/$0/environ"' "$kpid"
 expect_ok "suspend" "$GELI" suspend p
+read -r n_pass n_kf n_uk n_mk <<<"$(python3 "$MEMSCAN" "$kpid" "$passhex" "$kfhex" "$ukey" "$mkey")"
+check "after suspend, no Master Key in the keeper's readable memory either" test "$n_mk" = 0
 read -r n_pass n_kf n_uk n_mk <<<"$(python3 "$MEMSCAN" "$pid" "$passhex" "$kfhex" "$ukey" "$mkey")"
 check "after suspend, no Master Key in the daemon's memory" test "$n_mk" = 0
 ivk=${mkey:0:128} dk=${mkey:128:128}
@@ -148,5 +169,6 @@ check "the probe opens a dumpable process's /proc/PID/mem (the probe works)" ope
 kill "$ctl"
 check "the daemon is not dumpable: the probe cannot open its /proc/PID/mem" \
 	mem_refused "$(cat "$GELI_RUNDIR/d.pid")"
+check "... nor its keeper's" mem_refused "$(keeper_of "$(cat "$GELI_RUNDIR/d.pid")")"
 expect_ok "detach" "$GELI" detach d.eli
 done_testing

@@ -72,17 +72,17 @@ main(void)
 	int fd = mkstemp(tmpl);
 
 	tap_ok(fd >= 0 && fstat(fd, &f) == 0, "a file made");
-	tap_ok(!proc_holds_open(&f), "open only here: no other holder");
+	tap_ok(!proc_holds_open(&f, 0), "open only here: no other holder");
 	pid = fork();
 	if (pid == 0) {
 		pause();
 		_exit(0);
 	}
 	close(fd);
-	tap_ok(proc_holds_open(&f), "a child holds it: held");
+	tap_ok(proc_holds_open(&f, 0), "a child holds it: held");
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	tap_ok(!proc_holds_open(&f), "the child gone: not held");
+	tap_ok(!proc_holds_open(&f, 0), "the child gone: not held");
 	unlink(tmpl);
 	return tap_done();
 }

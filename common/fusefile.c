@@ -338,6 +338,43 @@ static const struct fuse_lowlevel_ops ff_ops = {
 	.listxattr = ff_listxattr,
 };
 
+/*
+ * Reads of requests, each thread's buffer written to once before the
+ * kernel first copies a request into it.  The kernel pins the pages of a
+ * reader's buffer to copy a request in; a page it must fault in while the
+ * reader is being killed fails the copy, and the kernel ends that request
+ * with EIO, where a server that dies otherwise loses nothing
+ * (fusefile_adopt).  libfuse keeps one buffer per thread for the thread's
+ * life: touched once, it stays (locked, geli_protect_process).
+ */
+static __thread void *ff_touched;
+
+static ssize_t
+ff_io_read(int fd, void *buf, size_t len, void *userdata)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	(void)userdata;
+	if (buf != ff_touched) {
+		for (size_t o = 0; o < len; o += (size_t)page)
+			((volatile char *)buf)[o] = 0;
+		ff_touched = buf;
+	}
+	return read(fd, buf, len);
+}
+
+static ssize_t
+ff_io_writev(int fd, struct iovec *iov, int count, void *userdata)
+{
+	(void)userdata;
+	return writev(fd, iov, count);
+}
+
+static const struct fuse_custom_io ff_io = {
+	.read = ff_io_read,
+	.writev = ff_io_writev,
+};
+
 static void *
 ff_loop(void *p)
 {
@@ -422,7 +459,8 @@ fusefile_start(const char *mountpoint, const struct fusefile_backend *be,
 		ff_free(f);
 		return -EIO;
 	}
-	if (ff_run(f) != 0) {
+	if (fuse_session_custom_io(f->se, &ff_io, fuse_session_fd(f->se)) != 0 ||
+	    ff_run(f) != 0) {
 		fuse_session_unmount(f->se);
 		ff_free(f);
 		return -EAGAIN;
@@ -488,7 +526,6 @@ fusefile_adopt(int fd, const struct fusefile_conn *c, const char *mountpoint,
 	struct fuse_out_header resend = {
 		.len = sizeof(resend), .error = FF_NOTIFY_RESEND, .unique = 0,
 	};
-	char dev[32];
 	struct fusefile *f;
 
 	if (!fusefile_resumable(c))
@@ -497,8 +534,8 @@ fusefile_adopt(int fd, const struct fusefile_conn *c, const char *mountpoint,
 	if (f == NULL)
 		return -EIO;
 	f->adopted = true;
-	snprintf(dev, sizeof(dev), "/dev/fd/%d", fd);
-	if (fuse_session_mount(f->se, dev) != 0) {
+	/* (libfuse reads fd as it would the device it mounted) */
+	if (fuse_session_custom_io(f->se, &ff_io, fd) != 0) {
 		ff_free(f);
 		return -EIO;
 	}

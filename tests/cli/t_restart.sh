@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# A killed server is replaced and nothing above it sees an error (FUSE:
+# src/attach/keeper.h, fusefile_adopt).  An ext4 on the loop device of a
+# FUSE-attached provider, fio --verify writing and checking files on it:
+# the server killed with -9 twenty times in a row, each time the keeper
+# starts another, which takes the session over (geli list counts them, the
+# keeper stays); fio reports no error, the kernel log no I/O error, fsck
+# finds the file system clean, what was written before reads back.  The
+# time from each kill to the first read completed after it, printed (the
+# figures of docs/benchmarks.md; never a verdict).  The OOM killer picking
+# the server (a memory cgroup it is moved to, its oom_score_adj raised):
+# replaced the same.  A kill in the middle of an online conversion: the
+# new server goes on from the journal, and the command follows it to the
+# end.  Keeper and server both killed: FUSE ends the session (no process
+# holds it), and attach serves the provider again.  Where the kernel
+# cannot resend FUSE requests (before 6.9), a death ends the provider as
+# before: said in the log, and the test skips.
+. "$(dirname "$0")/lib.sh"
+need_fuse || { done_testing; exit; }
+for c in fio mkfs.ext4 e2fsck losetup; do
+	command -v "$c" >/dev/null || { skip "$c not installed"; done_testing; exit; }
+done
+losetup -f >/dev/null 2>&1 || { skip "no free loop device"; done_testing; exit; }
+
+passfile "$T/pass" "restart"
+prov=$T/r.img
+mkprov "$prov" 192M
+"$GELI" init -B none -i 10 -s 4096 -J "$T/pass" "$prov" >/dev/null
+run "$GELI" attach -L -j "$T/pass" "$prov"
+loop=$(cat "$T/out")
+check "attached with a loop device" test "$rc" = 0 -a -b "$loop"
+if ! grep -q "is started again if it dies" "$GELI_RUNDIR/r.img.log"; then
+	skip "this kernel cannot resend a dead FUSE server's requests (Linux 6.9): a death ends the provider"
+	"$GELI" detach r.img
+	done_testing; exit
+fi
+server() { cat "$GELI_RUNDIR/r.img.pid"; }
+listed() { "$GELI" list r.img | sed -n "s/^   $1: //p"; }
+kpid=$(keeper_of "$(server)")
+check "geli list names the server and its keeper, 0 restarts" \
+	test "$(listed "Server PID")" = "$(server)" -a "$(listed "Keeper PID")" = "$kpid" -a "$(listed Restarts)" = 0
+
+mkfs.ext4 -q -F "$loop"
+mkdir "$T/mnt"
+mount "$loop" "$T/mnt"
+on_exit "umount -l '$T/mnt' 2>/dev/null"
+head -c 8M /dev/urandom >"$T/before"
+cp "$T/before" "$T/mnt/before"
+sync
+ioerrs() { dmesg 2>/dev/null | grep -cE "I/O error|EXT4-fs error|EXT4-fs warning"; }
+errs0=$(ioerrs)
+
+# ---- kill -9, twenty times, under fio --verify ----------------------------------
+# fio writes and checks until it is told to stop (SIGINT, once the kills are
+# over): each block read back and compared soon after it is written.
+(cd "$T" && exec fio --name=v --directory="$T/mnt" --size=24M --numjobs=2 \
+	--rw=randwrite --bsrange=4k-64k --ioengine=psync --fsync=8 \
+	--verify=crc32c --verify_backlog=16 --verify_fatal=1 \
+	--time_based --runtime=3600 --randrepeat=0 --group_reporting) >"$T/fio.log" 2>&1 &
+fpid=$!
+wait_for test -s "$T/mnt/v.0.0"
+# replaced OLD N: a server other than OLD serves, the keeper's Nth.
+replaced() { [ "$(server)" != "$1" ] && [ "$(listed Restarts)" = "$2" ]; }
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+: >"$T/lat"
+kills=0 same=0
+for i in $(seq 20); do
+	s=$(server)
+	t0=$(now_ms)
+	kill -9 "$s" && kills=$((kills + 1))
+	# The first read that completes after the kill (through the loop device,
+	# past its cache): a new server answered it.
+	dd if="$loop" of=/dev/null bs=4096 count=1 skip=$((RANDOM % 4096)) iflag=direct status=none
+	echo $(($(now_ms) - t0)) >>"$T/lat"
+	wait_for replaced "$s" "$i" || break
+	[ "$(listed "Keeper PID")" = "$kpid" ] && same=$((same + 1))
+done
+alive "$fpid" && fio_ran=1 || fio_ran=0
+kill -INT "$fpid"
+wait "$fpid"
+check "20 kills of the server: 20 servers started by the same keeper (geli list: Restarts: 20)" \
+	test "$kills" = 20 -a "$same" = 20 -a "$(listed Restarts)" = 20
+check "fio ran through them, and reports no error (every block it wrote read back as written)" \
+	eval 'test "$fio_ran" = 1 && grep -q "err= 0" "$T/fio.log" && ! grep -qE "err= *[1-9]|verify: bad|fio: pid=.*error" "$T/fio.log"'
+grep -E "err=|verify|error" "$T/fio.log" | head -5 | diag
+check "... the log names each death and restart" \
+	test "$(grep -c "its server died (signal 9); served again" "$GELI_RUNDIR/r.img.log")" = 20
+sort -n "$T/lat" >"$T/lat.sorted"
+echo "kill to the first read completed after it, 20 kills: median $(sed -n 10p "$T/lat.sorted") ms, max $(tail -n 1 "$T/lat.sorted") ms" | diag
+
+# ---- The OOM killer ---------------------------------------------------------------
+# The server made the victim: its oom_score_adj raised (root's server sets
+# -1000, so that the OOM killer passes it by), and moved into a memory
+# cgroup of its own whose limit is below what it holds (cgroup v2), or
+# below what it is about to take (v1, where memory charged before the move
+# stays where it was): sixteen reads of 1 MiB at once, served by threads
+# and buffers it has not made yet.
+s=$(server)
+echo 1000 >"/proc/$s/oom_score_adj"
+oom=
+if grep -qw memory /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
+	cg=/sys/fs/cgroup/geli-test-$$
+	mkdir "$cg" && on_exit "rmdir '$cg' 2>/dev/null"
+	echo 0 >"$cg/memory.swap.max" 2>/dev/null
+	echo "$s" >"$cg/cgroup.procs" && echo 1M >"$cg/memory.max" && oom="cgroup v2"
+elif [ -w /sys/fs/cgroup/memory/cgroup.procs ]; then
+	cg=/sys/fs/cgroup/memory/geli-test-$$
+	mkdir "$cg" && on_exit "rmdir '$cg' 2>/dev/null"
+	echo 2M >"$cg/memory.limit_in_bytes" && echo "$s" >"$cg/cgroup.procs" && oom="cgroup v1"
+fi
+if [ -n "$oom" ]; then
+	(exec fio --name=oom --filename="$GELI_RUNDIR/r.img.eli" --readonly --rw=randread \
+		--bs=1M --direct=1 --ioengine=psync --numjobs=16 --size=64M \
+		--time_based --runtime=3600 --group_reporting) >"$T/oom.log" 2>&1 &
+	opid=$!
+	check "the OOM killer (a memory cgroup, $oom) picks the server: another serves (Restarts: 21)" \
+		wait_for replaced "$s" 21
+	kill -INT "$opid"
+	wait "$opid"
+	check "... the readers saw no error" \
+		eval 'grep -q "err= 0" "$T/oom.log" && ! grep -qE "err= *[1-9]" "$T/oom.log"'
+	check "... the kernel says the OOM killer killed it" \
+		eval 'dmesg | grep -qE "Killed process $s "'
+	rmdir "$cg"
+else
+	skip "no memory cgroup to make the OOM killer pick the server"
+fi
+check "the kernel log has no I/O error" test "$(ioerrs)" = "$errs0"
+check "what was written before the kills reads back" cmp -s "$T/before" "$T/mnt/before"
+umount "$T/mnt"
+check "fsck: the file system is clean" e2fsck -fn "$loop"
+"$GELI" detach r.img
+check "detach ends the server and its keeper" eval '! alive "$kpid"'
+
+# ---- A kill during an online conversion ----------------------------------------------
+prov=$T/c.img
+mkprov "$prov" 16M
+"$GELI" init -B none -i 10 -s 4096 -J "$T/pass" "$prov" >/dev/null
+"$GELI" attach -j "$T/pass" "$prov"
+server() { cat "$GELI_RUNDIR/c.img.pid"; }
+listed() { "$GELI" list c.img | sed -n "s/^   $1: //p"; }
+head -c $((16 * 1048576 - 4096)) /dev/urandom >"$T/data"
+dd if="$T/data" of="$GELI_RUNDIR/c.img.eli" bs=1M conv=notrunc,fsync status=none
+"$GELI" detach c.img
+# (slowed: its writes to the provider 2 ms each, so the kill lands in it)
+slowed "$prov" "$GELI" attach -j "$T/pass" "$prov"
+"$GELI" reencrypt -B none -j "$T/pass" -z 4096 "$prov" >"$T/re.out" 2>&1 &
+cpid=$!
+wait_for begun c.img "$cpid"
+check "a conversion under way" converting c.img
+s=$(server)
+kill -9 "$s"
+wait "$cpid"
+check "its server killed: another goes on with it from the journal" \
+	eval 'wait_for replaced "$s" 1 && grep -q "conversion (.*) resumed" "$GELI_RUNDIR/c.img.log"'
+expect_ok "the same command follows it to the end" "$GELI" reencrypt -B none -j "$T/pass" -z 4096 "$prov"
+check "... converted, no journal left, every byte as written" \
+	eval '[ "$(journals)" = 0 ] && cmp -s "$T/data" "$GELI_RUNDIR/c.img.eli"'
+"$GELI" detach c.img
+
+# ---- Keeper and server killed ------------------------------------------------------
+"$GELI" attach -j "$T/pass" "$prov" >/dev/null
+kill_daemon "$(server)"
+check "keeper and server killed: FUSE ends the session (nobody holds it); attach serves it again" \
+	eval '"$GELI" attach -j "$T/pass" "$prov" && cmp -s "$T/data" "$GELI_RUNDIR/c.img.eli"'
+"$GELI" detach c.img
+done_testing

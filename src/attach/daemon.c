@@ -27,6 +27,7 @@
 #include "leakcheck.h"
 #include "loopdev.h"
 #include "rundir.h"
+#include "ublk_ctl.h"
 
 /* ---- Start and stop ------------------------------------------------------------------ */
 
@@ -199,6 +200,7 @@ serve_ublk(struct dmn *d, const struct fusefile_backend *be, char *note,
 		.size = geli_volume_size(d->v),
 		.sectorsize = geli_volume_sectorsize(d->v),
 		.readonly = (d->r.flags & GELI_FLAG_RO) != 0,
+		.keeper = d->keeper->st->keeper_pid,
 	};
 	char tmp[1100];
 	int error;
@@ -324,7 +326,7 @@ open_volume(struct dmn *d, int stfd, struct start *s)
 		    strerror(-error));
 	d->psize = geli_provider_sectorsize(d->p);
 	/* After a death: the front end the dead server had. */
-	s->use_ublk = !d->restart &&
+	s->use_ublk = (!d->restart || d->keeper->st->ublk_id >= 0) &&
 	    choose_ublk(d, s->note, sizeof(s->note), &s->own_ns);
 	if (!s->use_ublk && d->r.backend == ATTACH_UBLK)
 		start_failed(d, stfd, false, "Cannot create a ublk device for "
@@ -378,6 +380,22 @@ take_back(struct dmn *d, int stfd)
 		start_failed(d, stfd, false, "Cannot create %s: %s.",
 		    d->ctlpath, strerror(-error));
 	dmn_backend(d, &be);
+	if (st->ublk_id >= 0) {
+		struct ublk_conf c = {
+			.size = geli_volume_size(d->v),
+			.sectorsize = geli_volume_sectorsize(d->v),
+			.readonly = (d->r.flags & GELI_FLAG_RO) != 0,
+			.keeper = st->keeper_pid,
+		};
+		char why[600];
+
+		error = ublk_recover(&be, &c, (uint32_t)st->ublk_id, &d->ublk,
+		    d->ublkdev, sizeof(d->ublkdev), why, sizeof(why));
+		if (error != 0)
+			start_failed(d, stfd, false, "Cannot take /dev/ublkb%d "
+			    "back: %s.", (int)st->ublk_id, why);
+		return;
+	}
 	d->opens = (unsigned)atomic_load(&st->opens);
 	d->wopens = (unsigned)atomic_load(&st->wopens);
 	if (d->wopens > 0)
@@ -472,7 +490,13 @@ leave_with_keeper(struct dmn *d)
 
 	if (d->ff != NULL)
 		fusefile_conn(d->ff, &st->fuse);
-	d->resumable = d->ff != NULL && fusefile_resumable(&st->fuse);
+	/* (a ublk device's descriptors are never the keeper's to hold: the
+	 * kernel lets the next server take the device back only once the
+	 * dead one's are all closed) */
+	st->ublk_id = d->ublk != NULL && ublk_recoverable(d->ublk) ?
+	    (int32_t)ublk_id(d->ublk) : -1;
+	d->resumable = (d->ff != NULL && fusefile_resumable(&st->fuse)) ||
+	    st->ublk_id >= 0;
 	snprintf(st->loop, sizeof(st->loop), "%s", d->loop.path);
 	st->loop_fdev = d->loop.fdev;
 	st->loop_fino = d->loop.fino;
@@ -564,6 +588,25 @@ serve_provider(struct keeper *k, int stfd, void *arg)
 	daemon_main(d, stfd);
 }
 
+/*
+ * The keeper gives up (a server died that no other can follow: suspended,
+ * or dying as fast as it starts): a ublk device that waits for a server
+ * is deleted, and its requests fail, as when a server died before keepers
+ * were.
+ */
+static void
+abandon_provider(struct keeper *k, void *arg)
+{
+	struct uctl c;
+	char why[256];
+
+	(void)arg;
+	if (k->st->ublk_id < 0 || uctl_open(&c, why, sizeof(why)) != 0)
+		return;
+	uctl_delete_dev(&c, (uint32_t)k->st->ublk_id, false, -1);
+	uctl_close(&c);
+}
+
 int
 attachd_start(const struct attach_req *r, const uint8_t *mkey,
     struct attach_result *res)
@@ -618,7 +661,8 @@ attachd_start(const struct attach_req *r, const uint8_t *mkey,
 		pid = fork();
 		if (pid != 0)
 			_exit(pid < 0 ? 1 : 0);
-		keeper_main(keyp[0], stp[1], serve_provider, d);
+		keeper_main(keyp[0], stp[1], serve_provider, abandon_provider,
+		    d);
 	}
 	close(keyp[0]);
 	close(stp[1]);

@@ -132,8 +132,30 @@ dying_fast(time_t *deaths, unsigned *n)
 	return false;
 }
 
+/* A server died and none follows it: what it left waiting undone (a
+ * ublk device whose I/O would wait for ever), in a child (the keeper
+ * itself starts nothing but servers). */
+static void __attribute__((noreturn))
+keeper_abandon(struct keeper *k, keeper_abandon_fn abandon, void *arg)
+{
+	int status;
+	pid_t pid;
+
+	geli_wipe(k->mkey, GELI_MKEY_DATALEN);
+	if (abandon != NULL && (pid = fork()) >= 0) {
+		if (pid == 0) {
+			abandon(k, arg);
+			_exit(0);
+		}
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	keeper_end(k, 1);
+}
+
 void
-keeper_main(int keyfd, int stfd, keeper_serve_fn serve, void *arg)
+keeper_main(int keyfd, int stfd, keeper_serve_fn serve,
+    keeper_abandon_fn abandon, void *arg)
 {
 	static struct keeper k;
 	static time_t deaths[KEEPER_BURST];
@@ -179,6 +201,7 @@ keeper_main(int keyfd, int stfd, keeper_serve_fn serve, void *arg)
 	k.st->keeper_pid = (int32_t)getpid();
 	k.st->secret = secret;
 	k.st->fuse_fd = k.st->loop_fd = -1;
+	k.st->ublk_id = -1;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
 		keeper_failed(&k, stfd, "ERR Cannot create a socket.");
 	for (;;) {
@@ -217,7 +240,7 @@ keeper_main(int keyfd, int stfd, keeper_serve_fn serve, void *arg)
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 			keeper_end(&k, 0);
 		if (!k.st->resumable || dying_fast(deaths, &ndeaths))
-			keeper_end(&k, 1);
+			keeper_abandon(&k, abandon, arg);
 		k.st->death = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 		atomic_fetch_add(&k.st->restarts, 1);
 	}

@@ -38,6 +38,8 @@ struct keeper_state {
 	int32_t loop_fd;		/* and of the loop device's (-L), which
 					 * would clear itself at its last close */
 	struct fusefile_conn fuse;	/* what its kernel said at FUSE_INIT */
+	int32_t ublk_id;		/* a ublk device that waits for the next
+					 * server when one dies, -1 */
 	atomic_int opens, wopens;	/* the .eli's open files, as served */
 	char loop[64];			/* the loop device of -L, "" */
 	uint64_t loop_fdev, loop_fino;
@@ -56,16 +58,19 @@ struct keeper {
  * returns its exit status (0: ended in order).
  */
 typedef int (*keeper_serve_fn)(struct keeper *k, int stfd, void *arg);
+/* What a dead server left waiting undone, when no other server will take
+ * it back (run in a child of the keeper, which then ends). */
+typedef void (*keeper_abandon_fn)(struct keeper *k, void *arg);
 
 /*
  * Become the keeper (in a new process, which this never returns from): the
  * key read from keyfd, and serve started in a child, again after each
  * death of one that was serving (keeper_up), until one ends in order or
- * one fails to start.  stfd, the attaching process's status pipe, goes to
- * the first server only.
+ * one fails to start (then abandon, after a death).  stfd, the attaching
+ * process's status pipe, goes to the first server only.
  */
-void keeper_main(int keyfd, int stfd, keeper_serve_fn serve, void *arg)
-    __attribute__((noreturn));
+void keeper_main(int keyfd, int stfd, keeper_serve_fn serve,
+    keeper_abandon_fn abandon, void *arg) __attribute__((noreturn));
 
 /*
  * In the server: it serves.  resumable: another server can take its

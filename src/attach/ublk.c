@@ -50,6 +50,7 @@ struct ublk {
 	uint32_t id;
 	bool added, started;
 	bool user;			/* an ordinary user's device */
+	bool recoverable;		/* waits for a new server if we die */
 	int cdev;
 	unsigned nq;
 	struct queue *qs;
@@ -327,6 +328,58 @@ ublk_stop(struct ublk *u)
 	free(u);
 }
 
+/* A device's state, its control device opened: NULL (-errno in *error,
+ * why) when not. */
+static struct ublk *
+ublk_new(const struct fusefile_backend *be, const struct ublk_conf *c,
+    unsigned nq, char *why, size_t whylen, int *error)
+{
+	struct ublk *u = calloc(1, sizeof(*u));
+
+	*error = -ENOMEM;
+	if (u == NULL)
+		return NULL;
+	u->be = *be;
+	u->conf = *c;
+	atomic_store(&u->size, c->size);
+	u->cdev = -1;
+	u->setup_lock = -1;
+	u->nq = nq;
+	u->qs = calloc(u->nq, sizeof(*u->qs));
+	if (u->qs == NULL || (*error = uctl_open(&u->ctl, why, whylen)) != 0) {
+		free(u->qs);
+		free(u);
+		return NULL;
+	}
+	return u;
+}
+
+/* Every queue's thread started, and every tag's FETCH submitted: 0, or
+ * -errno (*step says where). */
+static int
+start_queues(struct ublk *u, const char **step)
+{
+	int error;
+
+	*step = "queue";
+	for (unsigned q = 0; q < u->nq; q++) {
+		if ((error = queue_open(u, &u->qs[q], (uint16_t)q)) != 0)
+			return error;
+		error = -pthread_create(&u->qs[q].thread, NULL, queue_main,
+		    &u->qs[q]);
+		if (error != 0)
+			return error;
+		u->qs[q].running = true;
+	}
+	for (unsigned q = 0; q < u->nq; q++) {
+		while (!atomic_load(&u->qs[q].fetched))
+			usleep(1000);
+		if ((error = u->qs[q].error) != 0)
+			return error;
+	}
+	return 0;
+}
+
 int
 ublk_start(const struct fusefile_backend *be, const struct ublk_conf *c,
     struct ublk **out, char *dev, size_t devlen, char *why, size_t whylen)
@@ -338,26 +391,10 @@ ublk_start(const struct fusefile_backend *be, const struct ublk_conf *c,
 	int error;
 
 	*out = NULL;
-	u = calloc(1, sizeof(*u));
+	u = ublk_new(be, c, ncpu <= 0 ? 1 : ncpu > MAX_QUEUES ? MAX_QUEUES :
+	    (unsigned)ncpu, why, whylen, &error);
 	if (u == NULL)
-		return -ENOMEM;
-	u->be = *be;
-	u->conf = *c;
-	atomic_store(&u->size, c->size);
-	u->cdev = -1;
-	u->setup_lock = -1;
-	u->nq = ncpu <= 0 ? 1 : ncpu > MAX_QUEUES ? MAX_QUEUES : (unsigned)ncpu;
-	u->qs = calloc(u->nq, sizeof(*u->qs));
-	if (u->qs == NULL) {
-		free(u);
-		return -ENOMEM;
-	}
-	error = uctl_open(&u->ctl, why, whylen);
-	if (error != 0) {
-		free(u->qs);
-		free(u);
 		return error;
-	}
 	u->setup_lock = uctl_setup_lock();
 	uctl_delete_orphans(&u->ctl, u->setup_lock);
 
@@ -368,39 +405,35 @@ ublk_start(const struct fusefile_backend *be, const struct ublk_conf *c,
 	info.max_io_buf_bytes = MAX_IO;
 	info.dev_id = (uint32_t)-1;
 	info.ublksrv_pid = getpid();
-	info.ublksrv_flags = GELI_UBLK_MARK;
+	info.ublksrv_flags = GELI_UBLK_MARK |
+	    (uint64_t)(uint32_t)c->keeper << 32;
 	info.flags = (u->ctl.encoded ? UBLK_F_CMD_IOCTL_ENCODE : 0) |
 	    (u->ctl.user ? UBLK_F_UNPRIVILEGED_DEV : 0);
+	/* Root's device outlives its server where the kernel can wait for
+	 * another (and a keeper starts one): the requests it held are
+	 * issued again, and GELI writes the same bytes for the same data at
+	 * the same sector. */
+	if (!u->ctl.user && c->keeper > 0 &&
+	    (u->ctl.features & UBLK_F_USER_RECOVERY_REISSUE))
+		info.flags |= UBLK_F_USER_RECOVERY |
+		    UBLK_F_USER_RECOVERY_REISSUE;
 	error = uctl_cmd(&u->ctl, UBLK_CMD_ADD_DEV, (uint32_t)-1, false, &info,
 	    sizeof(info), 0);
 	if (error != 0)
 		goto fail;
 	u->added = true;
 	u->id = info.dev_id;
-	/* (the kernel clears the flag for root) */
+	/* (the kernel clears the flag for root, and recovery for a user) */
 	u->user = (info.flags & UBLK_F_UNPRIVILEGED_DEV) != 0;
+	u->recoverable = (info.flags & UBLK_F_USER_RECOVERY) != 0;
 	/* (first: an ordinary user's commands name the node they may open) */
 	if ((error = u->cdev = open_cdev(u, why, whylen)) < 0)
 		goto failed;
 	step = "SET_PARAMS";
 	if ((error = set_params(u)) != 0)
 		goto fail;
-	step = "queue";
-	for (unsigned q = 0; q < u->nq; q++) {
-		if ((error = queue_open(u, &u->qs[q], (uint16_t)q)) != 0)
-			goto fail;
-		error = -pthread_create(&u->qs[q].thread, NULL, queue_main,
-		    &u->qs[q]);
-		if (error != 0)
-			goto fail;
-		u->qs[q].running = true;
-	}
-	for (unsigned q = 0; q < u->nq; q++) {
-		while (!atomic_load(&u->qs[q].fetched))
-			usleep(1000);
-		if ((error = u->qs[q].error) != 0)
-			goto fail;
-	}
+	if ((error = start_queues(u, &step)) != 0)
+		goto fail;
 	/* (the kernel waits for every tag's FETCH, then adds the disk) */
 	step = "START_DEV";
 	error = uctl_cmd(&u->ctl, UBLK_CMD_START_DEV, u->id, u->user, NULL, 0,
@@ -424,6 +457,84 @@ fail:
 failed:
 	ublk_stop(u);
 	return error;
+}
+
+/*
+ * START_USER_RECOVERY is refused (EBUSY) until the kernel has let go of
+ * the dead server: every thread gone, its ring torn down, and the device
+ * quiesced (6.1 notices the death only at its next 5-second check): asked
+ * again every 100 ms, 30 s at most.
+ */
+#define RECOVER_TRIES	300
+
+int
+ublk_recover(const struct fusefile_backend *be, const struct ublk_conf *c,
+    uint32_t id, struct ublk **out, char *dev, size_t devlen, char *why,
+    size_t whylen)
+{
+	struct ublk_dev_info info;
+	const char *step = "GET_DEV_INFO";
+	struct ublk *u;
+	int error;
+
+	*out = NULL;
+	u = ublk_new(be, c, 1, why, whylen, &error);
+	if (u == NULL)
+		return error;
+	u->id = id;
+	u->added = true;
+	u->started = true;
+	if ((error = uctl_dev_info(&u->ctl, id, &info)) != 0)
+		goto fail;
+	error = -EINVAL;
+	if (!GELI_UBLK_MARKED(info.ublksrv_flags) ||
+	    !(info.flags & UBLK_F_USER_RECOVERY) ||
+	    info.queue_depth != QUEUE_DEPTH || info.nr_hw_queues == 0 ||
+	    info.nr_hw_queues > MAX_QUEUES)
+		goto fail;
+	u->recoverable = true;
+	u->nq = info.nr_hw_queues;
+	step = "START_USER_RECOVERY";
+	for (int i = 0; i < RECOVER_TRIES; i++) {
+		error = uctl_cmd(&u->ctl, UBLK_CMD_START_USER_RECOVERY, id,
+		    false, NULL, 0, 0);
+		if (error != -EBUSY)
+			break;
+		usleep(100000);
+	}
+	if (error != 0)
+		goto fail;
+	if ((error = u->cdev = open_cdev(u, why, whylen)) < 0)
+		goto failed;
+	if ((error = start_queues(u, &step)) != 0)
+		goto fail;
+	/* (the kernel waits for every tag's FETCH, then serves again; its
+	 * parameters stay as the first server set them) */
+	step = "END_USER_RECOVERY";
+	error = uctl_cmd(&u->ctl, UBLK_CMD_END_USER_RECOVERY, id, false, NULL,
+	    0, (uint64_t)getpid());
+	if (error != 0)
+		goto fail;
+	snprintf(dev, devlen, "/dev/ublkb%u", id);
+	*out = u;
+	return 0;
+fail:
+	snprintf(why, whylen, "%s: %s", step, strerror(-error));
+failed:
+	ublk_stop(u);
+	return error;
+}
+
+bool
+ublk_recoverable(const struct ublk *u)
+{
+	return u->recoverable;
+}
+
+uint32_t
+ublk_id(const struct ublk *u)
+{
+	return u->id;
 }
 
 int

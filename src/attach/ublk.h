@@ -31,6 +31,7 @@ struct ublk_conf {
 	uint64_t size;		/* bytes, a multiple of the sector size */
 	uint32_t sectorsize;	/* GELI's: the logical block size up to 4096 */
 	bool readonly;		/* else discard and write-zeroes are offered */
+	int32_t keeper;		/* the server's keeper (keeper.h), 0: none */
 };
 
 /*
@@ -40,6 +41,19 @@ struct ublk_conf {
  */
 int ublk_start(const struct fusefile_backend *be, const struct ublk_conf *c,
     struct ublk **out, char *dev, size_t devlen, char *why, size_t whylen);
+/*
+ * Device id, whose server died, taken back (root's devices added with
+ * recovery: ublk_recoverable): its queues served by this process, the
+ * requests the dead server held issued again by the kernel.  Waits for
+ * the kernel to let go of the dead server (30 s at most).  0 or -errno
+ * (with why); on failure the device is deleted.
+ */
+int ublk_recover(const struct fusefile_backend *be, const struct ublk_conf *c,
+    uint32_t id, struct ublk **out, char *dev, size_t devlen, char *why,
+    size_t whylen);
+/* Does the device wait for another server if this one dies? */
+bool ublk_recoverable(const struct ublk *u);
+uint32_t ublk_id(const struct ublk *u);
 /* The new size after the provider grew: 0, or -EOPNOTSUPP when the kernel
  * cannot change it (no UBLK_F_UPDATE_SIZE: 6.12 has none). */
 int ublk_resize(struct ublk *u, uint64_t size);

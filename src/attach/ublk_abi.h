@@ -62,6 +62,8 @@ enum {
 	UBLK_CMD_START_DEV = 0x06,
 	UBLK_CMD_STOP_DEV = 0x07,
 	UBLK_CMD_SET_PARAMS = 0x08,
+	UBLK_CMD_START_USER_RECOVERY = 0x10,	/* with UBLK_F_USER_RECOVERY */
+	UBLK_CMD_END_USER_RECOVERY = 0x11,	/* data[0]: the new server's pid */
 	UBLK_CMD_GET_DEV_INFO2 = 0x12,	/* with the device's path, 6.2+ */
 	UBLK_CMD_GET_FEATURES = 0x13,	/* 6.5+, ioctl-encoded only */
 	UBLK_CMD_DEL_DEV_ASYNC = 0x14,	/* 6.9+, ioctl-encoded only */
@@ -75,13 +77,20 @@ enum {
 #define UBLK_U_CMD_START_DEV	UBLK_IOC_RW(UBLK_CMD_START_DEV)
 #define UBLK_U_CMD_STOP_DEV	UBLK_IOC_RW(UBLK_CMD_STOP_DEV)
 #define UBLK_U_CMD_SET_PARAMS	UBLK_IOC_RW(UBLK_CMD_SET_PARAMS)
+#define UBLK_U_CMD_START_USER_RECOVERY UBLK_IOC_RW(UBLK_CMD_START_USER_RECOVERY)
+#define UBLK_U_CMD_END_USER_RECOVERY UBLK_IOC_RW(UBLK_CMD_END_USER_RECOVERY)
 #define UBLK_U_CMD_GET_DEV_INFO2 UBLK_IOC_R(UBLK_CMD_GET_DEV_INFO2)
 #define UBLK_U_CMD_GET_FEATURES	UBLK_IOC_R(UBLK_CMD_GET_FEATURES)
 #define UBLK_U_CMD_DEL_DEV_ASYNC UBLK_IOC_R(UBLK_CMD_DEL_DEV_ASYNC)
 #define UBLK_U_CMD_UPDATE_SIZE	UBLK_IOC_RW(UBLK_CMD_UPDATE_SIZE)
 
 /* Features (ADD_DEV's flags; GET_FEATURES answers the kernel's). */
+/* Its server dead, the device waits (QUIESCED) for another to take it back
+ * (START_USER_RECOVERY, a FETCH of every tag, END_USER_RECOVERY), and the
+ * requests the dead one held are issued again (REISSUE).  Root's devices
+ * only: the kernel clears both for an unprivileged one. */
 #define UBLK_F_USER_RECOVERY	(1ULL << 3)
+#define UBLK_F_USER_RECOVERY_REISSUE (1ULL << 4)
 #define UBLK_F_UNPRIVILEGED_DEV	(1ULL << 5)
 #define UBLK_F_CMD_IOCTL_ENCODE	(1ULL << 6)
 #define UBLK_F_UPDATE_SIZE	(1ULL << 10)

@@ -30,6 +30,8 @@ uctl_cmd(struct uctl *c, unsigned nr, uint32_t id, bool path, void *buf,
 		[UBLK_CMD_START_DEV] = UBLK_U_CMD_START_DEV,
 		[UBLK_CMD_STOP_DEV] = UBLK_U_CMD_STOP_DEV,
 		[UBLK_CMD_SET_PARAMS] = UBLK_U_CMD_SET_PARAMS,
+		[UBLK_CMD_START_USER_RECOVERY] = UBLK_U_CMD_START_USER_RECOVERY,
+		[UBLK_CMD_END_USER_RECOVERY] = UBLK_U_CMD_END_USER_RECOVERY,
 		[UBLK_CMD_GET_FEATURES] = UBLK_U_CMD_GET_FEATURES,
 		[UBLK_CMD_DEL_DEV_ASYNC] = UBLK_U_CMD_DEL_DEV_ASYNC,
 		[UBLK_CMD_UPDATE_SIZE] = UBLK_U_CMD_UPDATE_SIZE,
@@ -177,6 +179,13 @@ uctl_delete_dev(struct uctl *c, uint32_t id, bool user, int lock)
  * setup lock, where no daemon of root is between ADD_DEV and START_DEV, or
  * between STOP_DEV and DEL_DEV.
  */
+/* No such process (or none named). */
+static bool
+gone(pid_t pid)
+{
+	return pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH);
+}
+
 void
 uctl_delete_orphans(struct uctl *c, int lock)
 {
@@ -193,9 +202,9 @@ uctl_delete_orphans(struct uctl *c, int lock)
 		if (sscanf(e->d_name, "ublkc%u", &id) != 1 ||
 		    uctl_dev_info(c, id, &info) != 0)
 			continue;
-		if (info.ublksrv_flags == GELI_UBLK_MARK &&
-		    (info.ublksrv_pid <= 0 ||
-		    (kill(info.ublksrv_pid, 0) != 0 && errno == ESRCH)))
+		if (GELI_UBLK_MARKED(info.ublksrv_flags) &&
+		    gone(info.ublksrv_pid) &&
+		    gone(GELI_UBLK_KEEPER(info.ublksrv_flags)))
 			uctl_delete_dev(c, id, (info.flags &
 			    UBLK_F_UNPRIVILEGED_DEV) != 0, lock);
 	}

@@ -11,12 +11,16 @@
 #include <liburing.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "ublk_abi.h"
 
-/* Our mark in the kernel's ublksrv_flags, which it keeps for the server:
- * a device of ours whose daemon died may be deleted by the next one. */
+/* Our mark in the kernel's ublksrv_flags, which it keeps for the server
+ * (the low half; the high half: the keeper's pid, keeper.h): a device of
+ * ours whose server and keeper died may be deleted by the next daemon. */
 #define GELI_UBLK_MARK	0x494c4547ull	/* "GELI" */
+#define GELI_UBLK_MARKED(flags)	(((flags) & 0xffffffffull) == GELI_UBLK_MARK)
+#define GELI_UBLK_KEEPER(flags)	((pid_t)((flags) >> 32))
 
 /* The control device: its descriptor, a ring for its commands, and what
  * the kernel offers. */
@@ -44,7 +48,7 @@ int uctl_dev_info(struct uctl *c, uint32_t id, struct ublk_dev_info *info);
 /* Device id deleted, without waiting for its holders (user: an ordinary
  * user's device; lock: the setup lock's descriptor, or -1). */
 void uctl_delete_dev(struct uctl *c, uint32_t id, bool user, int lock);
-/* Our devices whose daemon is gone, deleted. */
+/* Our devices whose daemon is gone (server and keeper), deleted. */
 void uctl_delete_orphans(struct uctl *c, int lock);
 /* The setup lock held (root's daemons; -1 for an ordinary user's), and let
  * go. */

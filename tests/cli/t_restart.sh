@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
-# A killed server is replaced and nothing above it sees an error (FUSE:
-# src/attach/keeper.h, fusefile_adopt).  An ext4 on the loop device of a
-# FUSE-attached provider, fio --verify writing and checking files on it:
+# A killed server is replaced and nothing above it sees an error
+# (src/attach/keeper.h; FUSE: fusefile_adopt, on the host; ublk:
+# ublk_recover, in the guest lane).  An ext4 on the block device of an
+# attached provider (FUSE's loop device, or ublk's), fio --verify writing
+# and checking files on it:
 # the server killed with -9 twenty times in a row, each time the keeper
 # starts another, which takes the session over (geli list counts them, the
 # keeper stays); fio reports no error, the kernel log no I/O error, fsck
@@ -12,10 +14,10 @@
 # the server (a memory cgroup it is moved to, its oom_score_adj raised):
 # replaced the same.  A kill in the middle of an online conversion: the
 # new server goes on from the journal, and the command follows it to the
-# end.  Keeper and server both killed: FUSE ends the session (no process
-# holds it), and attach serves the provider again.  Where the kernel
-# cannot resend FUSE requests (before 6.9), a death ends the provider as
-# before: said in the log, and the test skips.
+# end.  Keeper and server both killed: attach serves the provider again.
+# Where the kernel cannot resend FUSE requests (before 6.9), or take a ublk
+# device back, a death ends the provider as before: the log does not say
+# it is started again, and the test skips.
 . "$(dirname "$0")/lib.sh"
 need_fuse || { done_testing; exit; }
 for c in fio mkfs.ext4 e2fsck losetup; do
@@ -29,9 +31,9 @@ mkprov "$prov" 192M
 "$GELI" init -B none -i 10 -s 4096 -J "$T/pass" "$prov" >/dev/null
 run "$GELI" attach -L -j "$T/pass" "$prov"
 loop=$(cat "$T/out")
-check "attached with a loop device" test "$rc" = 0 -a -b "$loop"
+check "attached with a block device ($(backend_of r.img))" test "$rc" = 0 -a -b "$loop"
 if ! grep -q "is started again if it dies" "$GELI_RUNDIR/r.img.log"; then
-	skip "this kernel cannot resend a dead FUSE server's requests (Linux 6.9): a death ends the provider"
+	skip "this kernel cannot give a dead server's requests to another ($(backend_of r.img)): a death ends the provider"
 	"$GELI" detach r.img
 	done_testing; exit
 fi
@@ -162,7 +164,7 @@ check "... converted, no journal left, every byte as written" \
 # ---- Keeper and server killed ------------------------------------------------------
 "$GELI" attach -j "$T/pass" "$prov" >/dev/null
 kill_daemon "$(server)"
-check "keeper and server killed: FUSE ends the session (nobody holds it); attach serves it again" \
+check "keeper and server killed: attach serves it again" \
 	eval '"$GELI" attach -j "$T/pass" "$prov" && cmp -s "$T/data" "$GELI_RUNDIR/c.img.eli"'
 "$GELI" detach c.img
 done_testing

@@ -38,6 +38,9 @@ struct attach_req {
 	bool nomap;			/* reads with pread only (GELI_MMAP=0) */
 	unsigned threads;		/* worker threads, 0 = online CPUs */
 	char journal[1024];		/* marked: the conversion's, to go on */
+	int32_t ublk_waiting;		/* the ublk device of this name whose
+					 * server and keeper died, waiting to
+					 * be taken back; -1: none */
 };
 
 /* How a launch went. */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The attach daemon (see attachd.h): starting it (fork, key hand-over, the
- * provider opened, the .eli file mounted, the control socket bound) and
- * tearing it down.  What it does in between is in serve.c and handlers.c.
+ * The attach daemon (see attachd.h): starting it (the keeper forked, the key
+ * taken from it, the provider opened, the control socket bound) and
+ * tearing it down.  Its front end is front.c's; what it does in between is
+ * in serve.c and handlers.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -123,118 +124,8 @@ serve_block_device(void)
 	}
 }
 
-/* Is / a shared mount (systemd makes it so), whose unmounts a slave sees? */
-static bool
-root_shared(void)
-{
-	char line[4096], mnt[4096];
-	bool shared = false;
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-
-	if (f == NULL)
-		return false;
-	/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - ... */
-	while (fgets(line, sizeof(line), f) != NULL) {
-		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1 &&
-		    strcmp(mnt, "/") == 0)
-			shared = strstr(line, " shared:") != NULL;
-	}
-	fclose(f);
-	return shared;
-}
-
-/*
- * Will ublk serve it?  Where the kernel has it and we may (root, or an
- * ordinary user the kernel and the administrator allow: ublk.h).  Root's
- * daemon then goes into a mount namespace of its own, a slave of ours,
- * before any thread starts (*own_ns): it never looks a path up in a file
- * system mounted from its own device (which only it could answer), and
- * what is unmounted out there is unmounted here too.  Not where / is
- * private: there the copy would keep every file system mounted now (a
- * pool could not be exported).  An ordinary user mounts nothing.  false,
- * with why in note, when not.
- */
-static bool
-choose_ublk(struct dmn *d, char *note, size_t len, bool *own_ns)
-{
-	*own_ns = false;
-	if (d->r.backend == ATTACH_FUSE)
-		return false;
-	if (ublk_probe(note, len) != 0)
-		return false;
-	if (geteuid() != 0)
-		return true;
-	if (!root_shared())
-		dlog(d, "%s.eli: no mount namespace of its own: / is not a "
-		    "shared mount.", d->name);
-	else if (unshare(CLONE_NEWNS) != 0 ||
-	    mount("none", "/", "none", MS_REC | MS_SLAVE, NULL) != 0)
-		dlog(d, "%s.eli: no mount namespace of its own: %s.", d->name,
-		    strerror(errno));
-	else
-		*own_ns = true;
-	return true;
-}
-
-/* Served through FUSE after all: the reason, in note, said and logged. */
-static void
-not_ublk(struct dmn *d, char *note, size_t len)
-{
-	char why[600];
-
-	snprintf(why, sizeof(why), "%s", note);
-	snprintf(note, len, "%.255s.eli: not through ublk (%.300s): through "
-	    "FUSE.", d->name, why);
-	dlog(d, "%s", note);
-}
-
-/*
- * The ublk device made and the .eli in the run directory made a link to
- * it (replacing the file that claimed the name): 0, or -errno with why.
- */
-static int
-serve_ublk(struct dmn *d, const struct fusefile_backend *be, char *note,
-    size_t len)
-{
-	struct ublk_conf c = {
-		.size = geli_volume_size(d->v),
-		.sectorsize = geli_volume_sectorsize(d->v),
-		.readonly = (d->r.flags & GELI_FLAG_RO) != 0,
-		.keeper = d->keeper->st->keeper_pid,
-	};
-	char tmp[1100];
-	int error;
-
-	error = ublk_start(be, &c, &d->ublk, d->ublkdev, sizeof(d->ublkdev),
-	    note, len);
-	if (error != 0)
-		return error;
-	snprintf(tmp, sizeof(tmp), "%s.new", d->elipath);
-	(void)unlink(tmp);
-	if (symlink(d->ublkdev, tmp) != 0 || rename(tmp, d->elipath) != 0) {
-		error = -errno;
-		snprintf(note, len, "the link in the run directory: %s",
-		    strerror(-error));
-		(void)unlink(tmp);
-		ublk_stop(d->ublk);
-		d->ublk = NULL;
-		return error;
-	}
-	return 0;
-}
-
-/* What the start's steps below share: does ublk serve it (else FUSE), is
- * the daemon in a mount namespace of its own, and the note that says why
- * FUSE serves it. */
-struct start {
-	bool use_ublk, own_ns;
-	char note[600];
-};
-
-/* A start that failed: what it made goes (torn: teardown, gone before the
- * caller hears), and the reason goes to the caller. */
-static void __attribute__((noreturn, format(printf, 4, 5)))
-start_failed(struct dmn *d, int stfd, bool torn, const char *fmt, ...)
+void
+dmn_start_failed(struct dmn *d, int stfd, bool torn, const char *fmt, ...)
 {
 	char buf[1100];
 	va_list ap;
@@ -303,7 +194,7 @@ receive_key(struct dmn *d, int stfd)
 {
 	d->mkey = geli_secure_alloc(GELI_MKEY_DATALEN);
 	if (d->mkey == NULL)
-		start_failed(d, stfd, false, "Cannot allocate memory.");
+		dmn_start_failed(d, stfd, false, "Cannot allocate memory.");
 	memcpy(d->mkey, d->keeper->mkey, GELI_MKEY_DATALEN);
 }
 
@@ -322,17 +213,10 @@ open_volume(struct dmn *d, int stfd, struct start *s)
 	error = ro ? geli_provider_open(d->provpath, false, &d->p) :
 	    geli_provider_open_exclusive(d->provpath, &d->p);
 	if (error != 0)
-		start_failed(d, stfd, false, "Cannot open %s: %s.", d->prov,
+		dmn_start_failed(d, stfd, false, "Cannot open %s: %s.", d->prov,
 		    strerror(-error));
 	d->psize = geli_provider_sectorsize(d->p);
-	/* After a death: the front end the dead server had. */
-	s->use_ublk = (!d->restart || d->keeper->st->ublk_id >= 0) &&
-	    choose_ublk(d, s->note, sizeof(s->note), &s->own_ns);
-	if (!s->use_ublk && d->r.backend == ATTACH_UBLK)
-		start_failed(d, stfd, false, "Cannot create a ublk device for "
-		    "%s: %s.", d->name, s->note);
-	if (!s->use_ublk && s->note[0] != '\0')
-		not_ublk(d, s->note, sizeof(s->note));
+	dmn_front_choose(d, stfd, s);
 	if (ro)
 		vflags |= GELI_VOLUME_READONLY;
 	if (d->r.flags & GELI_FLAG_ONETIME)
@@ -350,7 +234,7 @@ open_volume(struct dmn *d, int stfd, struct start *s)
 	if (error == 0)
 		error = geli_mdstore_wrap(d->p, &d->store);
 	if (error != 0)
-		start_failed(d, stfd, false, "Cannot attach %s: %s.", d->prov,
+		dmn_start_failed(d, stfd, false, "Cannot attach %s: %s.", d->prov,
 		    strerror(-error));
 	d->flags = geli_metadata_runtime_flags(md) | d->r.flags;
 	/* Attached (or the server started again) in the middle of a
@@ -360,149 +244,8 @@ open_volume(struct dmn *d, int stfd, struct start *s)
 		char msg[1100];
 
 		if (dmn_convert_resume(d, journal, msg, sizeof(msg)) != 0)
-			start_failed(d, stfd, false, "%s", msg);
+			dmn_start_failed(d, stfd, false, "%s", msg);
 	}
-}
-
-/*
- * After a server's death: the control socket bound again, and the FUSE
- * session it served (the .eli stays mounted while the keeper holds it)
- * taken over with the loop device on it, as it was.
- */
-static void
-take_back(struct dmn *d, int stfd)
-{
-	struct keeper_state *st = d->keeper->st;
-	struct fusefile_backend be;
-	int error;
-
-	if ((error = ctl_listen(d)) != 0)
-		start_failed(d, stfd, false, "Cannot create %s: %s.",
-		    d->ctlpath, strerror(-error));
-	dmn_backend(d, &be);
-	if (st->ublk_id >= 0) {
-		struct ublk_conf c = {
-			.size = geli_volume_size(d->v),
-			.sectorsize = geli_volume_sectorsize(d->v),
-			.readonly = (d->r.flags & GELI_FLAG_RO) != 0,
-			.keeper = st->keeper_pid,
-		};
-		char why[600];
-
-		error = ublk_recover(&be, &c, (uint32_t)st->ublk_id, &d->ublk,
-		    d->ublkdev, sizeof(d->ublkdev), why, sizeof(why));
-		if (error != 0)
-			start_failed(d, stfd, false, "Cannot take /dev/ublkb%d "
-			    "back: %s.", (int)st->ublk_id, why);
-		return;
-	}
-	d->opens = (unsigned)atomic_load(&st->opens);
-	d->wopens = (unsigned)atomic_load(&st->wopens);
-	if (d->wopens > 0)
-		d->flags |= GELI_FLAG_WOPEN;
-	(void)fcntl(st->fuse_fd, F_SETFD, FD_CLOEXEC);
-	error = fusefile_adopt(st->fuse_fd, &st->fuse, d->elipath, &be,
-	    (d->r.flags & GELI_FLAG_RO) != 0, !d->r.cached, &d->ff);
-	if (error != 0)
-		start_failed(d, stfd, false, "Cannot serve %s again: %s.",
-		    d->elipath, strerror(-error));
-	if (st->loop[0] != '\0' && st->loop_fd >= 0) {
-		(void)fcntl(st->loop_fd, F_SETFD, FD_CLOEXEC);
-		snprintf(d->loop.path, sizeof(d->loop.path), "%s", st->loop);
-		d->loop.fdev = st->loop_fdev;
-		d->loop.fino = st->loop_fino;
-		d->loop.fd = st->loop_fd;
-	}
-}
-
-/* The .eli claimed in the run directory, the control socket bound, and the
- * front end serving: a ublk device, or the FUSE file (with -L its loop
- * device); the stable name leads to the block device. */
-static void
-start_front_end(struct dmn *d, int stfd, struct start *s)
-{
-	struct fusefile_backend be;
-	bool ro = (d->r.flags & GELI_FLAG_RO) != 0;
-	char path[4096];
-	int error, fd;
-
-	d->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (d->restart) {
-		take_back(d, stfd);
-		return;
-	}
-	fd = open(d->elipath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0)
-		start_failed(d, stfd, false, "Provider %s.eli already exists.",
-		    d->name);
-	close(fd);
-	error = ctl_listen(d);
-	dmn_backend(d, &be);
-	if (error == 0 && s->use_ublk &&
-	    (error = serve_ublk(d, &be, s->note, sizeof(s->note))) != 0) {
-		/* Asked for, or where FUSE's mount would be ours alone: the
-		 * reason.  Else FUSE serves it, and says why. */
-		if (d->r.backend == ATTACH_UBLK || s->own_ns)
-			start_failed(d, stfd, true, "Cannot create a ublk "
-			    "device for %s: %s.", d->name, s->note);
-		not_ublk(d, s->note, sizeof(s->note));
-		s->use_ublk = false;
-		error = 0;
-	}
-	if (error == 0 && !s->use_ublk)
-		error = fusefile_start(d->elipath, &be, ro, !d->r.cached, &d->ff);
-	if (error != 0)
-		start_failed(d, stfd, true, "Cannot create %s: %s.", d->elipath,
-		    strerror(-error));
-	if (d->ublk != NULL && d->r.loop &&
-	    (error = devlink_make(d->name, d->ublkdev)) != 0) {
-		(void)devlink_path(d->name, path, sizeof(path));
-		d->r.loop = false;	/* (not ours to remove) */
-		start_failed(d, stfd, true, "Cannot create %s: %s.", path,
-		    strerror(-error));
-	}
-	if (d->r.loop && d->ublk == NULL) {
-		uint32_t bs = geli_volume_sectorsize(d->v);
-
-		error = loop_attach(d->elipath, bs > 4096 ? 4096 : bs, ro,
-		    &d->loop);
-		if (error != 0)
-			start_failed(d, stfd, true, "Cannot create a loop device "
-			    "on %s: %s.", d->elipath, strerror(-error));
-		if ((error = devlink_make(d->name, d->loop.path)) != 0) {
-			(void)devlink_path(d->name, path, sizeof(path));
-			start_failed(d, stfd, true, "Cannot create %s: %s.",
-			    path, strerror(-error));
-		}
-	}
-}
-
-/*
- * What the next server needs if we die, left with the keeper: whether it
- * can take our front end back (a FUSE session whose kernel resends the
- * requests we held), the session's and the loop device's descriptors, and
- * what it cannot ask the kernel for.
- */
-static void
-leave_with_keeper(struct dmn *d)
-{
-	struct keeper_state *st = d->keeper->st;
-
-	if (d->ff != NULL)
-		fusefile_conn(d->ff, &st->fuse);
-	/* (a ublk device's descriptors are never the keeper's to hold: the
-	 * kernel lets the next server take the device back only once the
-	 * dead one's are all closed) */
-	st->ublk_id = d->ublk != NULL && ublk_recoverable(d->ublk) ?
-	    (int32_t)ublk_id(d->ublk) : -1;
-	d->resumable = (d->ff != NULL && fusefile_resumable(&st->fuse)) ||
-	    st->ublk_id >= 0;
-	snprintf(st->loop, sizeof(st->loop), "%s", d->loop.path);
-	st->loop_fdev = d->loop.fdev;
-	st->loop_fino = d->loop.fino;
-	keeper_up(d->keeper, d->resumable,
-	    d->ff != NULL ? fusefile_fd(d->ff) : -1,
-	    d->loop.path[0] != '\0' ? d->loop.fd : -1);
 }
 
 /* Started: the pid file, the log's lines, and the caller told. */
@@ -517,7 +260,7 @@ announce(struct dmn *d, int stfd, const struct start *s)
 		fprintf(pf, "%d\n", (int)getpid());
 		fclose(pf);
 	}
-	leave_with_keeper(d);
+	dmn_front_leave(d);
 	if (d->restart) {
 		dlog(d, "%s.eli: its server died (signal %d); served again "
 		    "(restart %u).", d->name, (int)d->keeper->st->death,
@@ -562,7 +305,7 @@ daemon_main(struct dmn *d, int stfd)
 	process_init(d);
 	receive_key(d, stfd);
 	open_volume(d, stfd, &s);
-	start_front_end(d, stfd, &s);
+	dmn_front_start(d, stfd, &s);
 	announce(d, stfd, &s);
 	dmn_serve(d);
 	teardown(d);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Inside the attach daemon (attachd.h): its state and what its files share.
- * daemon.c starts and stops it, serve.c serves the .eli file and watches
+ * daemon.c starts and stops it, front.c its front end, state.c answers
+ * what its parts ask of its state, serve.c serves the .eli file and watches
  * the provider's size, handlers.c answers the control socket.
  */
 #ifndef GELI_DMN_H
@@ -59,17 +60,39 @@ struct dmn {
 	char journal[1024];
 };
 
-/* A line of the log, as FreeBSD's kernel prints "GEOM_ELI: ..." */
+/* daemon.c: a start that failed: what it made goes (torn: teardown, gone
+ * before the caller hears), and the reason goes to the caller (stfd). */
+void dmn_start_failed(struct dmn *d, int stfd, bool torn, const char *fmt,
+    ...) __attribute__((noreturn, format(printf, 4, 5)));
+
+/* What the start's steps share: does ublk serve it (else FUSE), is
+ * the daemon in a mount namespace of its own, and the note that says why
+ * FUSE serves it. */
+struct start {
+	bool use_ublk, own_ns;
+	char note[600];
+};
+
+
+/* front.c: the front end chosen (at open), started (the .eli claimed in
+ * the run directory, the control socket bound; or taken back after a
+ * death), and what the next server needs of it left with the keeper. */
+void dmn_front_choose(struct dmn *d, int stfd, struct start *s);
+void dmn_front_start(struct dmn *d, int stfd, struct start *s);
+void dmn_front_leave(struct dmn *d);
+
+/* state.c: a line of the log, as FreeBSD's kernel prints "GEOM_ELI: ..." */
 void dlog(struct dmn *d, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-
-/* serve.c: the FUSE file's backend, and the loop until the daemon stops. */
-void dmn_backend(struct dmn *d, struct fusefile_backend *be);
-void dmn_serve(struct dmn *d);
 /* The runtime flags now, SUSPEND included. */
 uint32_t dmn_flags(struct dmn *d);
 /* Is the .eli file, or its block device, used by anyone but ourselves? */
 bool dmn_busy(struct dmn *d);
+
+/* serve.c: the front ends' backend (the volume's reads and writes), and
+ * the loop until the daemon stops. */
+void dmn_backend(struct dmn *d, struct fusefile_backend *be);
+void dmn_serve(struct dmn *d);
 
 /* convert.c: an online conversion. */
 struct ctl_request;

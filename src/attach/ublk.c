@@ -136,6 +136,27 @@ serve(struct ublk *u, const struct ublk_io_desc *d, uint8_t *buf)
 	}
 }
 
+/*
+ * The queue's ring, made by the thread that alone uses it: the kernel's
+ * completions then wait in the ring (DEFER_TASKRUN), not in the thread's
+ * task work, which at a killed server's exit met a kernel bug (Debian's
+ * 6.12.95 panicked in io_fallback_tw).  Before 6.1: a plain ring.
+ */
+static int
+queue_ring(struct queue *qu)
+{
+	int error;
+
+	error = io_uring_queue_init(QUEUE_DEPTH, &qu->ring,
+	    IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN);
+	if (error == -EINVAL)
+		error = io_uring_queue_init(QUEUE_DEPTH, &qu->ring, 0);
+	if (error < 0)
+		return error;
+	qu->ring_made = true;
+	return 0;
+}
+
 static void *
 queue_main(void *arg)
 {
@@ -146,6 +167,12 @@ queue_main(void *arg)
 	unsigned inflight = QUEUE_DEPTH, idle = 0, head, seen;
 	int error;
 
+	if ((error = queue_ring(qu)) != 0) {
+		qu->error = error;
+		atomic_store(&qu->fetched, true);
+		atomic_fetch_add(&u->ended, 1);
+		return NULL;
+	}
 	for (uint16_t tag = 0; tag < QUEUE_DEPTH; tag++)
 		prep_io(qu, UBLK_IO_FETCH_REQ, tag, -1);
 	error = io_uring_submit(&qu->ring);
@@ -211,7 +238,6 @@ queue_open(struct ublk *u, struct queue *qu, uint16_t q)
 	size_t stride = ((size_t)UBLK_MAX_DEPTH * sizeof(struct ublk_io_desc) +
 	    (size_t)page - 1) / (size_t)page * (size_t)page;
 	void *p;
-	int error;
 
 	qu->u = u;
 	qu->q = q;
@@ -227,10 +253,6 @@ queue_open(struct ublk *u, struct queue *qu, uint16_t q)
 	qu->bufs = aligned_alloc((size_t)page, (size_t)QUEUE_DEPTH * MAX_IO);
 	if (qu->bufs == NULL)
 		return -ENOMEM;
-	error = io_uring_queue_init(QUEUE_DEPTH, &qu->ring, 0);
-	if (error < 0)
-		return error;
-	qu->ring_made = true;
 	return 0;
 }
 
@@ -478,13 +500,18 @@ ublk_recover(const struct fusefile_backend *be, const struct ublk_conf *c,
 	int error;
 
 	*out = NULL;
-	u = ublk_new(be, c, 1, why, whylen, &error);
+	/* (room for the most queues; the device says how many it has) */
+	u = ublk_new(be, c, MAX_QUEUES, why, whylen, &error);
 	if (u == NULL)
 		return error;
+	u->nq = 0;
 	u->id = id;
-	u->added = true;
-	u->started = true;
 	if ((error = uctl_dev_info(&u->ctl, id, &info)) != 0)
+		goto fail;
+	/* (its server gone: another daemon's live device is not ours) */
+	error = -EBUSY;
+	if (info.ublksrv_pid > 0 && info.ublksrv_pid != getpid() &&
+	    kill(info.ublksrv_pid, 0) == 0)
 		goto fail;
 	error = -EINVAL;
 	if (!GELI_UBLK_MARKED(info.ublksrv_flags) ||
@@ -492,6 +519,9 @@ ublk_recover(const struct fusefile_backend *be, const struct ublk_conf *c,
 	    info.queue_depth != QUEUE_DEPTH || info.nr_hw_queues == 0 ||
 	    info.nr_hw_queues > MAX_QUEUES)
 		goto fail;
+	/* Ours from here: deleted if it cannot be taken back. */
+	u->added = true;
+	u->started = true;
 	u->recoverable = true;
 	u->nq = info.nr_hw_queues;
 	step = "START_USER_RECOVERY";
@@ -540,9 +570,8 @@ ublk_id(const struct ublk *u)
 int
 ublk_resize(struct ublk *u, uint64_t size)
 {
-	int error;
-
 	uint64_t old = atomic_load(&u->size);
+	int error;
 
 	if (!(u->ctl.features & UBLK_F_UPDATE_SIZE))
 		return -EOPNOTSUPP;

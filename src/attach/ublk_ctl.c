@@ -202,6 +202,11 @@ uctl_delete_orphans(struct uctl *c, int lock)
 		if (sscanf(e->d_name, "ublkc%u", &id) != 1 ||
 		    uctl_dev_info(c, id, &info) != 0)
 			continue;
+		/* (a device that waits for a server is its provider's next
+		 * attach's to take back, or its keeper's to delete) */
+		if (info.state == UBLK_STATE_QUIESCED &&
+		    (info.flags & UBLK_F_USER_RECOVERY))
+			continue;
 		if (GELI_UBLK_MARKED(info.ublksrv_flags) &&
 		    gone(info.ublksrv_pid) &&
 		    gone(GELI_UBLK_KEEPER(info.ublksrv_flags)))

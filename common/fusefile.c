@@ -35,7 +35,7 @@
 #define FF_RESEND_MINOR		40
 
 struct fusefile {
-	struct fusefile_backend be;
+	struct blockio be;
 	dev_t dev;			/* the mount's device: its fusectl entry */
 	struct fuse_session *se;
 	struct fusefile_conn conn;	/* what the kernel said at FUSE_INIT */
@@ -397,7 +397,7 @@ ff_loop(void *p)
 /* A fusefile with its session made (not mounted): NULL when out of memory
  * or libfuse refused the options. */
 static struct fusefile *
-ff_new(const char *mountpoint, const struct fusefile_backend *be,
+ff_new(const char *mountpoint, const struct blockio *be,
     bool readonly, bool direct_io)
 {
 	char *argv[] = { "geli", "-o", "fsname=geli,subtype=geli", NULL };
@@ -448,7 +448,7 @@ ff_run(struct fusefile *f)
 }
 
 int
-fusefile_start(const char *mountpoint, const struct fusefile_backend *be,
+fusefile_start(const char *mountpoint, const struct blockio *be,
     bool readonly, bool direct_io, struct fusefile **out)
 {
 	struct fusefile *f = ff_new(mountpoint, be, readonly, direct_io);
@@ -520,7 +520,7 @@ ff_replay_init(struct fusefile *f, const struct fusefile_conn *c)
 
 int
 fusefile_adopt(int fd, const struct fusefile_conn *c, const char *mountpoint,
-    const struct fusefile_backend *be, bool readonly, bool direct_io,
+    const struct blockio *be, bool readonly, bool direct_io,
     struct fusefile **out)
 {
 	struct fuse_out_header resend = {

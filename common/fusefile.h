@@ -11,23 +11,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct fusefile_backend {
-	void *arg;
-	/* The sector size the file says it has (the extended attribute
-	 * GELI_XATTR_SECTORSIZE), so that a provider stacked on it takes it;
-	 * 0: none. */
-	uint32_t sectorsize;
-	uint64_t (*size)(void *arg);
-	ssize_t (*read)(void *arg, void *buf, size_t len, uint64_t off);
-	ssize_t (*write)(void *arg, const void *buf, size_t len, uint64_t off);
-	int (*flush)(void *arg);
-	/* Bytes that read as zeros afterwards; deallocate: given back below
-	 * (fallocate's PUNCH_HOLE; else ZERO_RANGE). */
-	int (*zero)(void *arg, uint64_t off, uint64_t len, bool deallocate);
-	/* Open/close accounting: called with the open's write intent. */
-	void (*opened)(void *arg, bool writable);
-	void (*closed)(void *arg, bool writable);
-};
+#include "blockio.h"
+
 
 struct fusefile;
 
@@ -36,7 +21,7 @@ struct fusefile;
  * background threads.  readonly: the file is 0400 and writes get EROFS.
  * direct_io: bypass the kernel page cache (the default for attach).
  */
-int fusefile_start(const char *mountpoint, const struct fusefile_backend *be,
+int fusefile_start(const char *mountpoint, const struct blockio *be,
     bool readonly, bool direct_io, struct fusefile **out);
 /* What the kernel said when the session began (FUSE_INIT). */
 struct fusefile_conn {
@@ -57,7 +42,7 @@ bool fusefile_resumable(const struct fusefile_conn *c);
  * it as it unmounts its own.
  */
 int fusefile_adopt(int fd, const struct fusefile_conn *c,
-    const char *mountpoint, const struct fusefile_backend *be,
+    const char *mountpoint, const struct blockio *be,
     bool readonly, bool direct_io, struct fusefile **out);
 /* Tell the kernel the size changed (after a resize). */
 void fusefile_size_changed(struct fusefile *f);

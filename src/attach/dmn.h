@@ -91,7 +91,7 @@ bool dmn_busy(struct dmn *d);
 
 /* serve.c: the front ends' backend (the volume's reads and writes), and
  * the loop until the daemon stops. */
-void dmn_backend(struct dmn *d, struct fusefile_backend *be);
+void dmn_backend(struct dmn *d, struct blockio *be);
 void dmn_serve(struct dmn *d);
 
 /* convert.c: an online conversion. */

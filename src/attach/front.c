@@ -87,7 +87,7 @@ not_ublk(struct dmn *d, char *note, size_t len)
  * it (replacing the file that claimed the name): 0, or -errno with why.
  */
 static int
-serve_ublk(struct dmn *d, const struct fusefile_backend *be, char *note,
+serve_ublk(struct dmn *d, const struct blockio *be, char *note,
     size_t len)
 {
 	struct ublk_conf c = {
@@ -149,7 +149,7 @@ static void
 take_back(struct dmn *d, int stfd)
 {
 	struct keeper_state *st = d->keeper->st;
-	struct fusefile_backend be;
+	struct blockio be;
 	int error;
 
 	if ((error = ctl_listen(d)) != 0)
@@ -197,7 +197,7 @@ take_back(struct dmn *d, int stfd)
 void
 dmn_front_start(struct dmn *d, int stfd, struct start *s)
 {
-	struct fusefile_backend be;
+	struct blockio be;
 	bool ro = (d->r.flags & GELI_FLAG_RO) != 0;
 	char path[4096];
 	int error, fd;

@@ -21,7 +21,7 @@
 #include "msg.h"
 #include "proc.h"
 
-/* ---- The backend of the FUSE file ------------------------------------------- */
+/* ---- The front ends' backend (blockio.h) ---------------------------------- */
 
 static uint64_t
 be_size(void *arg)
@@ -174,9 +174,9 @@ be_closed(void *arg, bool w)
 }
 
 void
-dmn_backend(struct dmn *d, struct fusefile_backend *be)
+dmn_backend(struct dmn *d, struct blockio *be)
 {
-	*be = (struct fusefile_backend){
+	*be = (struct blockio){
 		.arg = d, .sectorsize = geli_volume_sectorsize(d->v),
 		.size = be_size, .read = be_read, .write = be_write,
 		.flush = be_flush, .zero = be_zero, .opened = be_opened,

@@ -44,7 +44,7 @@ struct queue {
 };
 
 struct ublk {
-	struct fusefile_backend be;
+	struct blockio be;
 	struct ublk_conf conf;
 	struct uctl ctl;
 	uint32_t id;
@@ -91,7 +91,7 @@ prep_io(struct queue *qu, unsigned op, uint16_t tag, int32_t result)
 static int32_t
 serve(struct ublk *u, const struct ublk_io_desc *d, uint8_t *buf)
 {
-	const struct fusefile_backend *be = &u->be;
+	const struct blockio *be = &u->be;
 	uint64_t off = d->start_sector << 9, len = (uint64_t)d->nr_sectors << 9;
 	uint64_t size = atomic_load(&u->size);
 	uint32_t lbs = u->conf.sectorsize > 4096 ? 4096 : u->conf.sectorsize;
@@ -353,7 +353,7 @@ ublk_stop(struct ublk *u)
 /* A device's state, its control device opened: NULL (-errno in *error,
  * why) when not. */
 static struct ublk *
-ublk_new(const struct fusefile_backend *be, const struct ublk_conf *c,
+ublk_new(const struct blockio *be, const struct ublk_conf *c,
     unsigned nq, char *why, size_t whylen, int *error)
 {
 	struct ublk *u = calloc(1, sizeof(*u));
@@ -403,7 +403,7 @@ start_queues(struct ublk *u, const char **step)
 }
 
 int
-ublk_start(const struct fusefile_backend *be, const struct ublk_conf *c,
+ublk_start(const struct blockio *be, const struct ublk_conf *c,
     struct ublk **out, char *dev, size_t devlen, char *why, size_t whylen)
 {
 	struct ublk_dev_info info;
@@ -485,12 +485,12 @@ failed:
  * START_USER_RECOVERY is refused (EBUSY) until the kernel has let go of
  * the dead server: every thread gone, its ring torn down, and the device
  * quiesced (6.1 notices the death only at its next 5-second check): asked
- * again every 100 ms, 30 s at most.
+ * again every 10 ms for a second, then every 100 ms, 30 s in all.
  */
-#define RECOVER_TRIES	300
+#define RECOVER_TRIES	390
 
 int
-ublk_recover(const struct fusefile_backend *be, const struct ublk_conf *c,
+ublk_recover(const struct blockio *be, const struct ublk_conf *c,
     uint32_t id, struct ublk **out, char *dev, size_t devlen, char *why,
     size_t whylen)
 {
@@ -530,7 +530,7 @@ ublk_recover(const struct fusefile_backend *be, const struct ublk_conf *c,
 		    false, NULL, 0, 0);
 		if (error != -EBUSY)
 			break;
-		usleep(100000);
+		usleep(i < 100 ? 10000 : 100000);
 	}
 	if (error != 0)
 		goto fail;

@@ -4,7 +4,7 @@
  * kernel's ublk driver (/dev/ublkbN), whose requests this process takes
  * from one io_uring per queue (a queue per online CPU up to four, each on
  * its own thread) and answers from the same backend as the FUSE file's
- * (fusefile.h).  One copy per request, no page cache of its own.
+ * (blockio.h).  One copy per request, no page cache of its own.
  */
 #ifndef GELI_UBLK_H
 #define GELI_UBLK_H
@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fusefile.h"
+#include "blockio.h"
 
 struct ublk;
 
@@ -39,7 +39,7 @@ struct ublk_conf {
  * dev.  Devices an earlier daemon of geli left behind (killed with -9) are
  * deleted first.  0 or -errno (with why).
  */
-int ublk_start(const struct fusefile_backend *be, const struct ublk_conf *c,
+int ublk_start(const struct blockio *be, const struct ublk_conf *c,
     struct ublk **out, char *dev, size_t devlen, char *why, size_t whylen);
 /*
  * Device id, whose server died, taken back (root's devices added with
@@ -48,7 +48,7 @@ int ublk_start(const struct fusefile_backend *be, const struct ublk_conf *c,
  * the kernel to let go of the dead server (30 s at most).  0 or -errno
  * (with why); on failure the device is deleted.
  */
-int ublk_recover(const struct fusefile_backend *be, const struct ublk_conf *c,
+int ublk_recover(const struct blockio *be, const struct ublk_conf *c,
     uint32_t id, struct ublk **out, char *dev, size_t devlen, char *why,
     size_t whylen);
 /* Does the device wait for another server if this one dies? */

@@ -64,7 +64,7 @@ baseline_fuse(const struct bench_opts *o, uint8_t *buf, struct sample *s)
 {
 	char dir[] = "/dev/shm/geli-bench.XXXXXX", file[64], mnt[64];
 	struct passthrough pt = { -1, o->size };
-	struct fusefile_backend be = { .arg = &pt, .size = pt_size,
+	struct blockio be = { .arg = &pt, .size = pt_size,
 	    .read = pt_read, .write = pt_write, .flush = pt_flush };
 	struct fusefile *ff = NULL;
 	struct meter m = { o, -1, 0 };

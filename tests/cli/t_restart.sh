@@ -17,7 +17,8 @@
 # the server (a memory cgroup it is moved to, its oom_score_adj raised):
 # replaced the same.  A kill in the middle of an online conversion: the
 # new server goes on from the journal, and the command follows it to the
-# end.  Keeper and server both killed: attach serves the provider again.
+# end.  Keeper and server both killed: attach serves the provider again
+# (a ublk device, which waited, taken back).
 # Where the kernel cannot resend FUSE requests (before 6.9), or take a ublk
 # device back, a death ends the provider as before: the log does not say
 # it is started again, and the test skips.
@@ -217,8 +218,13 @@ check "... converted, no journal left, every byte as written" \
 
 # ---- Keeper and server killed ------------------------------------------------------
 "$GELI" attach -j "$T/pass" "$prov" >/dev/null
+dev0=$(readlink "$GELI_RUNDIR/c.img.eli")
 kill_daemon "$(server)"
 check "keeper and server killed: attach serves it again" \
 	eval '"$GELI" attach -j "$T/pass" "$prov" && cmp -s "$T/data" "$GELI_RUNDIR/c.img.eli"'
+if [ "$(backend_of c.img)" = ublk ]; then
+	check "... its ublk device, which waited, taken back" \
+		eval '[ "$(readlink "$GELI_RUNDIR/c.img.eli")" = "$dev0" ] && grep -q "which waited since its server died, taken back" "$GELI_RUNDIR/c.img.log"'
+fi
 "$GELI" detach c.img
 done_testing

@@ -178,10 +178,10 @@ held_reader(void *a)
  * middle of that read; we take the session over.
  */
 static void
-adoption(const char *mnt, struct mem *m, struct fusefile_backend be)
+adoption(const char *mnt, struct mem *m, struct blockio be)
 {
 	struct held_read h = { .fd = -1 };
-	struct fusefile_backend hb = be;
+	struct blockio hb = be;
 	struct fusefile_conn c;
 	struct fusefile *ff;
 	int sv[2], hp[2], fd, status;
@@ -266,7 +266,7 @@ main(void)
 {
 	char dir[] = "/tmp/test_fusefile.XXXXXX", mnt[64], xa[16];
 	struct mem m = { calloc(1, SIZE), SIZE, 0, 0, 0, 0 };
-	struct fusefile_backend be = { .arg = &m, .sectorsize = 4096,
+	struct blockio be = { .arg = &m, .sectorsize = 4096,
 	    .size = m_size, .read = m_read, .write = m_write, .flush = m_flush,
 	    .zero = m_zero, .opened = m_opened, .closed = m_closed };
 	struct fusefile *ff;

@@ -390,7 +390,7 @@ if losetup "$eloop" "$T/other.img" 2>/dev/null; then
 	drop_loop "$eloop" "$T/other.img"
 else
 	# Somebody else's now: no detach that could take it with it.
-	kill -9 "$pid"
+	kill_daemon "$pid"
 	skip "-L device deleted: its number was taken before ours could be"
 fi
 

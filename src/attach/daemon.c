@@ -404,6 +404,9 @@ attachd_start(const struct attach_req *r, const uint8_t *mkey,
 		pid = fork();
 		if (pid != 0)
 			_exit(pid < 0 ? 1 : 0);
+		/* (the keeper, which starts the next server, goes on under
+		 * memory pressure as the server does) */
+		serve_block_device();
 		keeper_main(keyp[0], stp[1], serve_provider, abandon_provider,
 		    d);
 	}

@@ -346,6 +346,12 @@ keeper_of() {
 	[ -n "$k" ] && [ "$k" != 1 ] && [ "$(cat "/proc/$k/comm" 2>/dev/null)" = "$(cat "/proc/$1/comm" 2>/dev/null)" ] &&
 		echo "$k"
 }
+# waits_for_server NAME: NAME's ublk device waits for a server when its
+# daemon dies whole (USER_RECOVERY: root's, 6.1 and later), as the log
+# says; its I/O then waits for the next attach, which takes it back.
+waits_for_server() {
+	[ "$(backend_of "$1")" = ublk ] && grep -q "is started again if it dies" "$GELI_RUNDIR/$1.log"
+}
 # kill_daemon PID: the server PID and its keeper killed with -9, the keeper
 # first (else it starts another server), and both gone: a provider's daemon
 # dead as a whole, as one process was before keepers.  False when PID was

@@ -31,8 +31,7 @@ written() { cat "$T/wsums" 2>/dev/null | wc -l; }
 wait_for eval '[ "$(written)" -ge 1 ]'
 nkill=$(written)
 bdev=$(readlink "$GELI_RUNDIR/b.eli") be=$(backend_of b) waits=0
-# (a device that waits for a server: the log says a server is started again)
-[ "$be" = ublk ] && grep -q "is started again if it dies" "$GELI_RUNDIR/b.log" && waits=1
+waits_for_server b && waits=1
 kill_daemon "$(cat "$GELI_RUNDIR/b.pid")"
 if [ "$waits" = 1 ]; then
 	check "b's server and keeper killed: its device waits, the pool is ONLINE" \

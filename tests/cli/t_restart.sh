@@ -152,6 +152,7 @@ if have_openzfs; then
 	done
 	pool=gelirestart
 	zpool create -f -m "$T/pool" "$pool" raidz $(zdev z1.img z2.img z3.img)
+	zerrs0=$(ioerrs)
 	(cd "$T" && exec fio --name=p --directory="$T/pool" --size=16M --numjobs=2 \
 		--rw=randwrite --bsrange=4k-64k --ioengine=psync --fsync=8 \
 		--verify=crc32c --verify_backlog=16 --verify_fatal=1 \
@@ -184,6 +185,7 @@ if have_openzfs; then
 	zpool scrub -w "$pool"
 	check "... scrub: nothing to repair, no error" \
 		eval 'zpool status "$pool" | grep -qE "scrub repaired 0B .* with 0 errors"'
+	check "... the kernel log has no I/O error" test "$(ioerrs)" = "$zerrs0"
 	zpool destroy "$pool"
 	"$GELI" detach z1.img z2.img z3.img
 else

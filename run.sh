@@ -108,7 +108,7 @@ demo() {
 # (Not the front ends, t_attach, t_fio and t_nbd: what they add to these,
 # FUSE, fio's patterns and NBD, is the same whichever library encrypts.)
 OPENSSL_PASS=(test_admin test_backends test_crypto test_metadata test_mkey test_privacy test_accel
-	test_volume test_workers t_secrets t_crypto t_matrix t_compat t_fixtures t_oracle)
+	test_volume test_volume_ops test_workers t_secrets t_crypto t_matrix t_compat t_fixtures t_oracle)
 
 # The ZFS scenarios the guest lane runs on OpenZFS with the plain build
 # (tests/vm/lane), and the host's passes leave to it: zfs-fuse would run

@@ -119,16 +119,24 @@ reenc_wait(const char *prov, const char *name)
 	struct timespec t0, t, pause = { 0, 100 * 1000 * 1000 };
 	uint64_t start = UINT64_MAX;
 	time_t shown = 0;
+	pid_t keeper = 0;
 
 	reenc_catch_signals();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		if (ctl_status(name, &st) != 0) {
+			/* Its server died, and while its keeper lives the
+			 * next one takes the conversion up: followed there. */
+			if (keeper > 0 && kill(keeper, 0) == 0 && !stop_signal) {
+				nanosleep(&pause, NULL);
+				continue;
+			}
 			req_error("Provider %s was detached during its "
 			    "conversion: attach it again, and it goes on.",
 			    prov);
 			return -1;
 		}
+		keeper = st.keeper_pid;
 		if (start == UINT64_MAX)
 			start = st.reenc_done;
 		clock_gettime(CLOCK_MONOTONIC, &t);

@@ -16,8 +16,8 @@
 # figures of docs/benchmarks.md; never a verdict).  The OOM killer picking
 # the server (a memory cgroup it is moved to, its oom_score_adj raised):
 # replaced the same.  A kill in the middle of an online conversion: the
-# new server goes on from the journal, and the command follows it to the
-# end.  Keeper and server both killed: attach serves the provider again
+# new server goes on from the journal, and the command that followed the
+# dead one follows it to the end.  Keeper and server both killed: attach serves the provider again
 # (a ublk device, which waited, taken back).
 # Where the kernel cannot resend FUSE requests (before 6.9), or take a ublk
 # device back, a death ends the provider as before: the log does not say
@@ -210,10 +210,12 @@ wait_for begun c.img "$cpid"
 check "a conversion under way" converting c.img
 s=$(server)
 kill -9 "$s"
-wait "$cpid"
 check "its server killed: another goes on with it from the journal" \
 	eval 'wait_for replaced "$s" 1 && grep -q "conversion (.*) resumed" "$GELI_RUNDIR/c.img.log"'
-expect_ok "the same command follows it to the end" "$GELI" reencrypt -B none -j "$T/pass" -z 4096 "$prov"
+wait "$cpid"
+rc=$?
+check "... the command follows it in the new server, to the end" test "$rc" = 0
+[ "$rc" = 0 ] || diag <"$T/re.out"
 check "... converted, no journal left, every byte as written" \
 	eval '[ "$(journals)" = 0 ] && cmp -s "$T/data" "$GELI_RUNDIR/c.img.eli"'
 "$GELI" detach c.img

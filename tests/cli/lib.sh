@@ -383,6 +383,17 @@ wait_for() {
 	return 1
 }
 
+# The kernel's log from a point on, by its records' sequence numbers (which
+# the ring's turning leaves as they are, where dmesg's lines scroll out):
+# kmsg_seq prints the last record's number, kmsg_since SEQ the messages
+# of the records after it.
+kmsg_read() { dd if=/dev/kmsg iflag=nonblock bs=8192 status=none 2>/dev/null; }
+kmsg_seq() { kmsg_read | awk -F '[,;]' '/^[0-9]/ { s = $2 } END { print s + 0 }'; }
+kmsg_since() {
+	kmsg_read | awk -v s="$1" '/^[0-9]/ {
+		split($0, f, ","); p = f[2] + 0 > s + 0; sub(/^[^;]*;/, ""); if (p) print }'
+}
+
 # The fault shim (tests/fault), where it was built.
 FAULTSHIM=${GELI_FAULTSHIM:-${GELI_BUILD:-}/tests/fault/faultshim.so}
 # slowed PATH CMD...: CMD with each of its writes to PATH 2 ms long (the

@@ -3,7 +3,7 @@
 # suite: plain
 # An ordinary user, made by this test, runs geli on files of theirs: init,
 # attach (FUSE through fusermount3), list, status, suspend/resume, setkey,
-# delkey, configure, detach.  Their run directory is $GELI_RUNDIR, else
+# delkey, configure, detach; their server killed, and replaced.  Their run directory is $GELI_RUNDIR, else
 # $XDG_RUNTIME_DIR/geli, else /tmp/geli-UID (0700; refused when it is not
 # theirs alone); they do not see root's providers; -L says it needs root;
 # without ublk, -b ublk says why and attach -v says why FUSE serves it;
@@ -109,6 +109,21 @@ check "... its files are gone (the log stays)" \
 	bash -c '! ls "$0"/u.img.{eli,ctl,pid} 2>/dev/null | grep -q .' "$RD"
 uok "attach again" ./geli attach -j pass u.img
 check "what they wrote reads back" as_user cmp -s -n 4194304 "$RD/u.img.eli" data
+# Their server killed (-9, by them): their keeper starts another, which
+# serves the same mount (src/attach/keeper.h; kernels without
+# FUSE_NOTIFY_RESEND end the provider instead, and this is skipped).
+if grep -q "is started again if it dies" "$RD/u.img.log"; then
+	ulisted() { as_user ./geli list u.img | sed -n "s/^   $1: //p"; }
+	pid=$(cat "$RD/u.img.pid")
+	as_user kill -9 "$pid"
+	urestarted() { [ "$(cat "$RD/u.img.pid")" != "$pid" ] && [ "$(ulisted Restarts)" = 1 ]; }
+	check "their server killed: another serves (geli list: Restarts: 1), theirs" \
+		eval 'wait_for urestarted && test "$(stat -c %u "/proc/$(cat "$RD/u.img.pid")")" = "$uid"'
+	check "... what they wrote reads back through the same mount" \
+		as_user cmp -s -n 4194304 "$RD/u.img.eli" data
+else
+	skip "this kernel cannot give a dead server's requests to another: a death ends the provider"
+fi
 uok "detach" ./geli detach u.img
 
 # ---- Other run directories -----------------------------------------------------------

@@ -57,6 +57,13 @@ struct attach_result {
  */
 typedef int (*attach_launch_fn)(const struct attach_req *r,
     const uint8_t *mkey, struct attach_result *res);
+/*
+ * The ublk device id, which waits for a server of a provider whose server
+ * and keeper died (attach_req.ublk_waiting), deleted, and what waited on
+ * it ended with errors (detach): 0, or -ENOENT when it is no such device
+ * of ours, or another -errno.
+ */
+typedef int (*attach_release_fn)(uint32_t id);
 
 /* A verb another front end serves: argv[0] is the verb; the exit status. */
 struct frontend_verb {
@@ -67,6 +74,7 @@ struct frontend_verb {
 
 struct frontends {
 	attach_launch_fn launch;
+	attach_release_fn release;
 	const struct frontend_verb *verbs;	/* ends with a NULL name */
 };
 

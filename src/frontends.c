@@ -15,5 +15,6 @@ static const struct frontend_verb verbs[] = {
 
 const struct frontends geli_frontends = {
 	.launch = attachd_start,
+	.release = ublk_release_waiting,
 	.verbs = verbs,
 };

@@ -17,5 +17,7 @@
  */
 int attachd_start(const struct attach_req *r, const uint8_t *mkey,
     struct attach_result *res);
+/* A waiting ublk device given up (an attach_release_fn: ublk.h). */
+int ublk_release_waiting(uint32_t id);
 
 #endif

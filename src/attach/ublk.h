@@ -69,5 +69,12 @@ void ublk_stop(struct ublk *u);
  * kernel's to guard), or -errno.
  */
 int ublk_owner(uint32_t id, uint32_t *uid, uint32_t *gid);
+/*
+ * Device id given up: one of ours whose server and keeper are gone (which
+ * waits for a server, where it was added with recovery), deleted; the I/O
+ * that waited on it ends with errors.  0, -ENOENT when id is no such
+ * device, or -errno.
+ */
+int ublk_release_waiting(uint32_t id);
 
 #endif

@@ -265,6 +265,32 @@ ublk_probe(char *why, size_t len)
 }
 
 int
+ublk_release_waiting(uint32_t id)
+{
+	struct ublk_dev_info info;
+	struct uctl c;
+	char why[160];
+	int error, lock;
+
+	if ((error = uctl_open(&c, why, sizeof(why))) != 0)
+		return error;
+	lock = uctl_setup_lock();
+	error = uctl_dev_info(&c, id, &info);
+	/* (waiting, or about to: the kernel may quiesce it a while after
+	 * its server's death) */
+	if (error == 0 && !(GELI_UBLK_MARKED(info.ublksrv_flags) &&
+	    gone(info.ublksrv_pid) &&
+	    gone(GELI_UBLK_KEEPER(info.ublksrv_flags))))
+		error = -ENOENT;
+	if (error == 0)
+		uctl_delete_dev(&c, id, (info.flags &
+		    UBLK_F_UNPRIVILEGED_DEV) != 0, lock);
+	uctl_setup_unlock(lock);
+	uctl_close(&c);
+	return error == -ENODEV ? -ENOENT : error;
+}
+
+int
 ublk_owner(uint32_t id, uint32_t *uid, uint32_t *gid)
 {
 	struct ublk_dev_info info;

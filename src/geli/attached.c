@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -94,6 +95,23 @@ attached_name(const char *arg, char *name, size_t len)
 		snprintf(name, len, "%s", cand);
 	free(st);
 	return found;
+}
+
+int32_t
+waiting_ublk(const char *name)
+{
+	char path[4096], buf[256];
+	int error = ctl_status(name, NULL);
+	unsigned n;
+	ssize_t len;
+
+	if (error != -ENOENT && error != -ECONNREFUSED)
+		return -1;
+	if (rundir_entry(NULL, name, RUNDIR_ELI, path, sizeof(path)) != 0 ||
+	    (len = readlink(path, buf, sizeof(buf) - 1)) <= 0)
+		return -1;
+	buf[len] = '\0';
+	return sscanf(buf, "/dev/ublkb%u", &n) == 1 ? (int32_t)n : -1;
 }
 
 bool

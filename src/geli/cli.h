@@ -193,6 +193,11 @@ char *read_passphrase(const char *const *passfiles, int npassfiles);
 void attach_name_of(const char *prov, char *name, size_t len);
 /* If arg (a provider, NAME.eli or its path) is attached: its name. */
 bool attached_name(const char *arg, char *name, size_t len);
+/*
+ * The ublk device a daemon of name that died whole (server and keeper)
+ * named in its .eli, which may wait to be taken back: its id, or -1.
+ */
+int32_t waiting_ublk(const char *name);
 bool geli_name_suspended(const char *name);
 /*
  * One request to the daemon of name; its error (or "No such device")

@@ -87,20 +87,8 @@ launch(struct opts *o, struct attach_req *r, const char *prov,
 	int st = ctl_status(name, NULL);
 	if (old.pid != 0 && (st == -ENOENT || st == -ECONNREFUSED))
 		daemon_wait_gone(old, name);
-	/* (the .eli of a daemon that died whole may name its ublk device,
-	 * which waits to be taken back: the daemon knows it if it is) */
-	r->ublk_waiting = -1;
-	if (st == -ENOENT || st == -ECONNREFUSED) {
-		unsigned n;
-		ssize_t len;
-
-		if (rundir_entry(NULL, name, RUNDIR_ELI, path, sizeof(path)) ==
-		    0 && (len = readlink(path, buf, sizeof(buf) - 1)) > 0) {
-			buf[len] = '\0';
-			if (sscanf(buf, "/dev/ublkb%u", &n) == 1)
-				r->ublk_waiting = (int32_t)n;
-		}
-	}
+	/* (the daemon knows whether the device is one that waits) */
+	r->ublk_waiting = waiting_ublk(name);
 	rundir_clean_stale(name);
 	if (rundir_entry(NULL, name, RUNDIR_CTL, path, sizeof(path)) == 0 &&
 	    access(path, F_OK) == 0) {

@@ -9,8 +9,40 @@
 #include <string.h>
 
 #include "cli.h"
+#include "frontends.h"
 
 /* ---- detach ------------------------------------------------------------------------ */
+
+/*
+ * arg names a provider whose daemon died whole and left its ublk device
+ * waiting for a server (the next attach would take it back): the device
+ * deleted, what waited on it ended with errors, the run directory's
+ * entries removed.  False where there is no such device.
+ */
+static bool
+detach_waiting(const char *arg)
+{
+	char name[256];
+	int32_t id;
+	size_t l;
+	int lk;
+	bool done = false;
+
+	attach_name_of(arg, name, sizeof(name));
+	lk = rundir_lock();
+	if ((id = waiting_ublk(name)) < 0 && (l = strlen(name)) > 4 &&
+	    strcmp(name + l - 4, ".eli") == 0) {
+		name[l - 4] = '\0';
+		id = waiting_ublk(name);
+	}
+	if (id >= 0 && geli_frontends.release != NULL &&
+	    geli_frontends.release((uint32_t)id) == 0) {
+		rundir_clean_stale(name);
+		done = true;
+	}
+	rundir_unlock(lk);
+	return done;
+}
 
 void
 cmd_detach(struct opts *o, int argc, char **argv)
@@ -28,6 +60,8 @@ cmd_detach(struct opts *o, int argc, char **argv)
 	    (opt_bool(o, 'l') ? CTL_F_LAST : 0);
 	for (int i = 0; i < argc && !req_failed(); i++) {
 		if (!attached_name(argv[i], name, sizeof(name))) {
+			if (detach_waiting(argv[i]))
+				continue;
 			req_error("No such device: %s.", argv[i]);
 			return;
 		}

@@ -18,8 +18,9 @@
 # replaced the same.  A kill in the middle of an online conversion, to
 # each target (a new key and cipher, plain, LUKS2): the new server goes on
 # from the journal, and the command that followed the dead one follows it
-# to the end.  Keeper and server both killed: attach serves the provider again
-# (a ublk device, which waited, taken back).
+# to the end.  Keeper and server both killed: attach serves the provider
+# again (a ublk device, which waited, taken back); killed again, detach
+# gives the waiting device up, and a reader waiting on it ends with an error.
 # Where the kernel cannot resend FUSE requests (before 6.9), or take a ublk
 # device back, a death ends the provider as before: the log does not say
 # it is started again, and the test skips.
@@ -212,7 +213,7 @@ if have_openzfs; then
 	zpool destroy "$pool"
 	"$GELI" detach z1.img z2.img z3.img
 else
-	skip "a raidz on three providers under kills: OpenZFS (the guest lane)"
+	skip "a raidz on three providers under kills: needs OpenZFS (the 6.12 guest's)"
 fi
 
 # ---- A kill during an online conversion ----------------------------------------------
@@ -251,14 +252,21 @@ killed_conversion() {
 	"$GELI" detach "$cur"
 }
 killed_conversion c "a new Master Key, Camellia-CBC 256" -B none -e camellia-cbc -l 256
-killed_conversion d "GELI to plain" -D
-check "... the provider holds it in the clear" \
-	cmp -s "$T/d.ref" <(head -c "$(stat -c %s "$T/d.ref")" "$T/d.img")
-killed_conversion l "GELI to LUKS2" -t luks2 -B none -H "$T/l.hdr" -i 1000
-if command -v cryptsetup >/dev/null && python3 -c 'import cryptography' 2>/dev/null; then
-	converted l "$T/l.hdr" "$(nonl "$T/pass")" 4096 "... LUKS2"
+# (GELI_RESTART_ONE_TARGET, the lane's boot of the newest kernel: the
+# resume is the daemon's, the same on every kernel; the host and the 6.12
+# guest convert to the other two)
+if [ -n "${GELI_RESTART_ONE_TARGET:-}" ]; then
+	skip "GELI to plain and to LUKS2 under a kill: the same daemon on every kernel (the host and 6.12 run them)"
 else
-	skip "... LUKS2 read by cryptsetup and Python's cryptography: not installed"
+	killed_conversion d "GELI to plain" -D
+	check "... the provider holds it in the clear" \
+		cmp -s "$T/d.ref" <(head -c "$(stat -c %s "$T/d.ref")" "$T/d.img")
+	killed_conversion l "GELI to LUKS2" -t luks2 -B none -H "$T/l.hdr" -i 1000
+	if command -v cryptsetup >/dev/null && python3 -c 'import cryptography' 2>/dev/null; then
+		converted l "$T/l.hdr" "$(nonl "$T/pass")" 4096 "... LUKS2"
+	else
+		skip "... LUKS2 read by cryptsetup and Python's cryptography: not installed"
+	fi
 fi
 prov=$T/c.img
 cur=c.img
@@ -272,6 +280,18 @@ check "keeper and server killed: attach serves it again" \
 if [ "$(backend_of c.img)" = ublk ]; then
 	check "... its ublk device, which waited, taken back" \
 		eval '[ "$(readlink "$GELI_RUNDIR/c.img.eli")" = "$dev0" ] && grep -q "which waited since its server died, taken back" "$GELI_RUNDIR/c.img.log"'
+	# Both killed again, a reader waiting on the device: detach gives the
+	# device up instead of taking it back.
+	kill_daemon "$(server)"
+	dd if="$dev0" of=/dev/null bs=4096 count=1 iflag=direct status=none 2>/dev/null &
+	dpid=$!
+	wait_for eval 'ls -l "/proc/$dpid/fd" 2>/dev/null | grep -q "$dev0"'
+	check "... both killed again: detach gives the waiting device up" "$GELI" detach c.img
+	wait "$dpid"
+	check "... the reader that waited on it ends with an error" test $? != 0
+	check "... the device and the run directory's entries are gone" \
+		eval 'wait_for test ! -e "$dev0" && ! ls "$GELI_RUNDIR"/c.img.eli "$GELI_RUNDIR"/c.img.ctl 2>/dev/null | grep -q .'
+else
+	"$GELI" detach c.img
 fi
-"$GELI" detach c.img
 done_testing

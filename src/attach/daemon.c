@@ -254,13 +254,15 @@ announce(struct dmn *d, int stfd, const struct start *s)
 {
 	const struct geli_metadata *md = &d->r.md;
 	const char *accel;
-	FILE *pf = fopen(d->pidpath, "w");
+	FILE *pf;
 
-	if (pf != NULL) {
+	/* (the keeper told first: from the pid file on, a death of ours is
+	 * one another server follows) */
+	dmn_front_leave(d);
+	if ((pf = fopen(d->pidpath, "w")) != NULL) {
 		fprintf(pf, "%d\n", (int)getpid());
 		fclose(pf);
 	}
-	dmn_front_leave(d);
 	if (d->restart) {
 		dlog(d, "%s.eli: its server died (signal %d); served again "
 		    "(restart %u).", d->name, (int)d->keeper->st->death,

@@ -141,9 +141,10 @@ dmn_front_choose(struct dmn *d, int stfd, struct start *s)
 }
 
 /*
- * After a server's death: the control socket bound again, and the FUSE
- * session it served (the .eli stays mounted while the keeper holds it)
- * taken over with the loop device on it, as it was.
+ * After a server's death: the control socket the keeper held (the requests
+ * made meanwhile wait in it) listened to again, else bound again, and the
+ * FUSE session it served (the .eli stays mounted while the keeper holds
+ * it) taken over with the loop device on it, as it was.
  */
 static void
 take_back(struct dmn *d, int stfd)
@@ -152,7 +153,10 @@ take_back(struct dmn *d, int stfd)
 	struct blockio be;
 	int error;
 
-	if ((error = ctl_listen(d)) != 0)
+	if (st->ctl_fd >= 0) {
+		(void)fcntl(st->ctl_fd, F_SETFD, FD_CLOEXEC);
+		d->ctlfd = st->ctl_fd;
+	} else if ((error = ctl_listen(d)) != 0)
 		dmn_start_failed(d, stfd, false, "Cannot create %s: %s.",
 		    d->ctlpath, strerror(-error));
 	dmn_backend(d, &be);
@@ -256,7 +260,8 @@ dmn_front_start(struct dmn *d, int stfd, struct start *s)
 /*
  * What the next server needs if we die, left with the keeper: whether it
  * can take our front end back (a FUSE session whose kernel resends the
- * requests we held), the session's and the loop device's descriptors, and
+ * requests we held), the control socket's, the session's and the loop
+ * device's descriptors, and
  * what it cannot ask the kernel for.
  */
 void
@@ -276,7 +281,7 @@ dmn_front_leave(struct dmn *d)
 	snprintf(st->loop, sizeof(st->loop), "%s", d->loop.path);
 	st->loop_fdev = d->loop.fdev;
 	st->loop_fino = d->loop.fino;
-	keeper_up(d->keeper, d->resumable,
+	keeper_up(d->keeper, d->resumable, d->ctlfd,
 	    d->ff != NULL ? fusefile_fd(d->ff) : -1,
 	    d->loop.path[0] != '\0' ? d->loop.fd : -1);
 }

@@ -49,10 +49,22 @@ enum keeper_msg {
 	KEEPER_END,		/* it ends in order: let them go, and say so */
 };
 
+/* The descriptors a server sends (UP), in this order. */
+#define KEEPER_FDS	3
+
 struct keeper_msg_hdr {
 	int32_t kind;		/* enum keeper_msg */
-	int32_t which[2];	/* UP: the FUSE session's, the loop's sent */
+	int32_t which[KEEPER_FDS];	/* UP: the control socket's, the FUSE
+					 * session's, the loop's sent */
 };
+
+/* Where the keeper holds descriptor i of an UP. */
+static int32_t *
+fd_slot(struct keeper *k, int i)
+{
+	return i == 0 ? &k->st->ctl_fd : i == 1 ? &k->st->fuse_fd :
+	    &k->st->loop_fd;
+}
 
 /* Let the descriptors go: the FUSE session's last holder, the kernel ends
  * it, and what waited on it fails, as when a server died before keepers
@@ -60,11 +72,11 @@ struct keeper_msg_hdr {
 static void
 drop_fds(struct keeper *k)
 {
-	if (k->st->fuse_fd >= 0)
-		close(k->st->fuse_fd);
-	if (k->st->loop_fd >= 0)
-		close(k->st->loop_fd);
-	k->st->fuse_fd = k->st->loop_fd = -1;
+	for (int i = 0; i < KEEPER_FDS; i++) {
+		if (*fd_slot(k, i) >= 0)
+			close(*fd_slot(k, i));
+		*fd_slot(k, i) = -1;
+	}
 	k->st->resumable = false;
 }
 
@@ -73,12 +85,12 @@ drop_fds(struct keeper *k)
 static void
 receive(struct keeper *k, int sock)
 {
-	char cm[CMSG_SPACE(2 * sizeof(int))];
+	char cm[CMSG_SPACE(KEEPER_FDS * sizeof(int))];
 	struct keeper_msg_hdr m;
 	struct iovec iov = { &m, sizeof(m) };
 	struct msghdr mh;
 	struct cmsghdr *h;
-	int fds[2];
+	int fds[KEEPER_FDS];
 
 	for (;;) {
 		memset(&mh, 0, sizeof(mh));
@@ -96,12 +108,11 @@ receive(struct keeper *k, int sock)
 		h = CMSG_FIRSTHDR(&mh);
 		if (m.kind != KEEPER_UP || h == NULL ||
 		    h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS ||
-		    h->cmsg_len != CMSG_LEN(2 * sizeof(int)))
+		    h->cmsg_len != CMSG_LEN(sizeof(fds)))
 			continue;
 		memcpy(fds, CMSG_DATA(h), sizeof(fds));
-		for (int i = 0; i < 2; i++) {
-			int32_t *slot = i == 0 ? &k->st->fuse_fd :
-			    &k->st->loop_fd;
+		for (int i = 0; i < KEEPER_FDS; i++) {
+			int32_t *slot = fd_slot(k, i);
 
 			if (m.which[i] == 0) {
 				close(fds[i]);
@@ -200,7 +211,7 @@ keeper_main(int keyfd, int stfd, keeper_serve_fn serve,
 	close(keyfd);
 	k.st->keeper_pid = (int32_t)getpid();
 	k.st->secret = secret;
-	k.st->fuse_fd = k.st->loop_fd = -1;
+	k.st->ctl_fd = k.st->fuse_fd = k.st->loop_fd = -1;
 	k.st->ublk_id = -1;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
 		keeper_failed(&k, stfd, "ERR Cannot create a socket.");
@@ -247,10 +258,12 @@ keeper_main(int keyfd, int stfd, keeper_serve_fn serve,
 }
 
 void
-keeper_up(struct keeper *k, bool resumable, int fusefd, int loopfd)
+keeper_up(struct keeper *k, bool resumable, int ctlfd, int fusefd,
+    int loopfd)
 {
-	int fds[2] = { fusefd, loopfd };
-	struct keeper_msg_hdr m = { KEEPER_UP, { fusefd >= 0, loopfd >= 0 } };
+	int fds[KEEPER_FDS] = { ctlfd, fusefd, loopfd };
+	struct keeper_msg_hdr m = { KEEPER_UP,
+	    { ctlfd >= 0, fusefd >= 0, loopfd >= 0 } };
 	char cm[CMSG_SPACE(sizeof(fds))];
 	struct iovec iov = { &m, sizeof(m) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
@@ -258,7 +271,7 @@ keeper_up(struct keeper *k, bool resumable, int fusefd, int loopfd)
 	struct cmsghdr *h = CMSG_FIRSTHDR(&mh);
 
 	/* (a descriptor that is not there goes as one that is: stdin) */
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < KEEPER_FDS; i++)
 		if (fds[i] < 0)
 			fds[i] = 0;
 	h->cmsg_level = SOL_SOCKET;
@@ -274,7 +287,7 @@ keeper_up(struct keeper *k, bool resumable, int fusefd, int loopfd)
 void
 keeper_ending(struct keeper *k)
 {
-	struct keeper_msg_hdr m = { KEEPER_END, { 0, 0 } };
+	struct keeper_msg_hdr m = { KEEPER_END, { 0, 0, 0 } };
 
 	k->st->resumable = false;
 	/* Its answer, once it let them go (or nothing: it is dead). */

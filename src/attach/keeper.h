@@ -3,13 +3,14 @@
  * The keeper: one small process per attached provider, the parent of the
  * process that serves its I/O (the server, daemon.c).  It holds what must
  * outlive a server: the Master Key (secure shared memory, memfd_secret where
- * the kernel offers it) and, for a FUSE-served provider, a copy of the
- * session's /dev/fuse descriptor, which keeps the mount while no server
- * runs.  When a server that was serving dies (a signal, the OOM killer, a
- * crash), the keeper starts another, which takes the session back; when it
- * ends in order (detach), the keeper wipes the key and ends too.  It does no
- * I/O of its own and allocates nothing after its start; it is a leaf: the
- * server's code is a function it is given.
+ * the kernel offers it), the listening control socket, in which requests
+ * wait while no server runs, and, for a FUSE-served provider, a copy of
+ * the session's /dev/fuse descriptor, which keeps the mount meanwhile.
+ * When a server that was serving dies (a signal, the OOM killer, a crash),
+ * the keeper starts another, which takes the session back; when it ends in
+ * order (detach), the keeper wipes the key and ends too.  It does no I/O of
+ * its own and allocates nothing after its start; it is a leaf: the server's
+ * code is a function it is given.
  */
 #ifndef GELI_KEEPER_H
 #define GELI_KEEPER_H
@@ -33,8 +34,11 @@ struct keeper_state {
 	bool resumable;			/* the running server's session can be
 					 * taken back (set in keeper_up) */
 	bool secret;			/* the key is in memfd_secret memory */
-	int32_t fuse_fd;		/* the keeper's copy of the FUSE session
-					 * (the next server's, inherited), -1 */
+	int32_t ctl_fd;			/* the keeper's copy of the listening
+					 * control socket (the next server's,
+					 * inherited): a request made while no
+					 * server runs waits for the next, -1 */
+	int32_t fuse_fd;		/* and of the FUSE session's */
 	int32_t loop_fd;		/* and of the loop device's (-L), which
 					 * would clear itself at its last close */
 	struct fusefile_conn fuse;	/* what its kernel said at FUSE_INIT */
@@ -74,12 +78,13 @@ void keeper_main(int keyfd, int stfd, keeper_serve_fn serve,
 
 /*
  * In the server: it serves.  resumable: another server can take its
- * session back after its death (fusefd: the FUSE session's descriptor,
- * loopfd its loop device's, for the keeper to hold; -1 where there is
- * none); else the keeper ends with it, as the server's death ended the
- * provider before keepers were.
+ * session back after its death (ctlfd: the listening control socket,
+ * fusefd: the FUSE session's descriptor, loopfd its loop device's, for the
+ * keeper to hold; -1 where there is none); else the keeper ends with it,
+ * as the server's death ended the provider before keepers were.
  */
-void keeper_up(struct keeper *k, bool resumable, int fusefd, int loopfd);
+void keeper_up(struct keeper *k, bool resumable, int ctlfd, int fusefd,
+    int loopfd);
 /* It ends in order (detach): the keeper lets go of what it held for the
  * next server, before the server undoes it (the loop device, the mount),
  * so that nothing of them outlives the server. */

@@ -202,10 +202,14 @@ uctl_delete_orphans(struct uctl *c, int lock)
 		if (sscanf(e->d_name, "ublkc%u", &id) != 1 ||
 		    uctl_dev_info(c, id, &info) != 0)
 			continue;
-		/* (a device that waits for a server is its provider's next
-		 * attach's to take back, or its keeper's to delete) */
-		if (info.state == UBLK_STATE_QUIESCED &&
-		    (info.flags & UBLK_F_USER_RECOVERY))
+		/* (a device added with recovery whose server died waits for
+		 * another, or is about to: the kernel may quiesce it a while
+		 * after the death, and its mark may name a keeper that an
+		 * attach replaced.  Its provider's next attach takes it back,
+		 * its keeper or detach deletes it.  One that never started
+		 * is an orphan.) */
+		if ((info.flags & UBLK_F_USER_RECOVERY) &&
+		    info.state != UBLK_STATE_DEAD)
 			continue;
 		if (GELI_UBLK_MARKED(info.ublksrv_flags) &&
 		    gone(info.ublksrv_pid) &&

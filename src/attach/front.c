@@ -274,8 +274,7 @@ dmn_front_leave(struct dmn *d)
 	/* (a ublk device's descriptors are never the keeper's to hold: the
 	 * kernel lets the next server take the device back only once the
 	 * dead one's are all closed) */
-	st->ublk_id = d->ublk != NULL && ublk_recoverable(d->ublk) ?
-	    (int32_t)ublk_id(d->ublk) : -1;
+	st->ublk_id = d->ublk != NULL ? ublk_waiting_id(d->ublk) : -1;
 	d->resumable = (d->ff != NULL && fusefile_resumable(&st->fuse)) ||
 	    st->ublk_id >= 0;
 	snprintf(st->loop, sizeof(st->loop), "%s", d->loop.path);

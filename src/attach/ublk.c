@@ -410,6 +410,7 @@ ublk_start(const struct blockio *be, const struct ublk_conf *c,
 	struct ublk *u;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	const char *step;
+	bool recover;
 	int error;
 
 	*out = NULL;
@@ -417,6 +418,16 @@ ublk_start(const struct blockio *be, const struct ublk_conf *c,
 	    (unsigned)ncpu, why, whylen, &error);
 	if (u == NULL)
 		return error;
+	/* Root's device outlives its server where the kernel can wait for
+	 * another (a keeper starts one): the requests it held are issued
+	 * again (GELI writes the same bytes for the same data).  Before 6.15
+	 * (no UPDATE_SIZE, 6.16) a death runs the quiesce work once per
+	 * queue, and a run after the next server's START_USER_RECOVERY
+	 * aborts its commands (a request given to one is lost): one queue. */
+	recover = !u->ctl.user && c->keeper > 0 &&
+	    (u->ctl.features & UBLK_F_USER_RECOVERY_REISSUE);
+	if (recover && !(u->ctl.features & UBLK_F_UPDATE_SIZE))
+		u->nq = 1;
 	u->setup_lock = uctl_setup_lock();
 	uctl_delete_orphans(&u->ctl, u->setup_lock);
 
@@ -431,12 +442,7 @@ ublk_start(const struct blockio *be, const struct ublk_conf *c,
 	    (uint64_t)(uint32_t)c->keeper << 32;
 	info.flags = (u->ctl.encoded ? UBLK_F_CMD_IOCTL_ENCODE : 0) |
 	    (u->ctl.user ? UBLK_F_UNPRIVILEGED_DEV : 0);
-	/* Root's device outlives its server where the kernel can wait for
-	 * another (and a keeper starts one): the requests it held are
-	 * issued again, and GELI writes the same bytes for the same data at
-	 * the same sector. */
-	if (!u->ctl.user && c->keeper > 0 &&
-	    (u->ctl.features & UBLK_F_USER_RECOVERY_REISSUE))
+	if (recover)
 		info.flags |= UBLK_F_USER_RECOVERY |
 		    UBLK_F_USER_RECOVERY_REISSUE;
 	error = uctl_cmd(&u->ctl, UBLK_CMD_ADD_DEV, (uint32_t)-1, false, &info,
@@ -555,16 +561,10 @@ failed:
 	return error;
 }
 
-bool
-ublk_recoverable(const struct ublk *u)
+int32_t
+ublk_waiting_id(const struct ublk *u)
 {
-	return u->recoverable;
-}
-
-uint32_t
-ublk_id(const struct ublk *u)
-{
-	return u->id;
+	return u->recoverable ? (int32_t)u->id : -1;
 }
 
 int

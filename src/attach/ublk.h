@@ -43,7 +43,7 @@ int ublk_start(const struct blockio *be, const struct ublk_conf *c,
     struct ublk **out, char *dev, size_t devlen, char *why, size_t whylen);
 /*
  * Device id, whose server died, taken back (root's devices added with
- * recovery: ublk_recoverable): its queues served by this process, the
+ * recovery: ublk_waiting_id): its queues served by this process, the
  * requests the dead server held issued again by the kernel.  Waits for
  * the kernel to let go of the dead server (30 s at most).  0 or -errno
  * (with why); on failure the device is deleted.
@@ -51,9 +51,9 @@ int ublk_start(const struct blockio *be, const struct ublk_conf *c,
 int ublk_recover(const struct blockio *be, const struct ublk_conf *c,
     uint32_t id, struct ublk **out, char *dev, size_t devlen, char *why,
     size_t whylen);
-/* Does the device wait for another server if this one dies? */
-bool ublk_recoverable(const struct ublk *u);
-uint32_t ublk_id(const struct ublk *u);
+/* The device's id if it waits for another server when this one dies (root's,
+ * added with recovery), else -1. */
+int32_t ublk_waiting_id(const struct ublk *u);
 /* The new size after the provider grew: 0, or -EOPNOTSUPP when the kernel
  * cannot change it (no UBLK_F_UPDATE_SIZE: 6.12 has none). */
 int ublk_resize(struct ublk *u, uint64_t size);

@@ -254,7 +254,10 @@ if [ -n "$zfs_here" ]; then
 		m=$(((i - 1) % 3 + 1))
 		s=$(zserver "$m")
 		kill -9 "$s" && kills=$((kills + 1))
-		wait_for zreplaced "$m" "$s" $(((i - 1) / 3 + 1)) || break
+		if ! wait_for zreplaced "$m" "$s" $(((i - 1) / 3 + 1)); then
+			tail -n 20 "$GELI_RUNDIR/z$m.img.log" | diag
+			break
+		fi
 		[ "$(zpool list -H -o health "$pool")" = ONLINE ] || degraded=$((degraded + 1))
 	done
 	kill -INT "$fpid"

@@ -85,7 +85,10 @@ drop_fds(struct keeper *k)
 static void
 receive(struct keeper *k, int sock)
 {
-	char cm[CMSG_SPACE(KEEPER_FDS * sizeof(int))];
+	union {
+		char buf[CMSG_SPACE(KEEPER_FDS * sizeof(int))];
+		struct cmsghdr align;
+	} cm;
 	struct keeper_msg_hdr m;
 	struct iovec iov = { &m, sizeof(m) };
 	struct msghdr mh;
@@ -96,8 +99,8 @@ receive(struct keeper *k, int sock)
 		memset(&mh, 0, sizeof(mh));
 		mh.msg_iov = &iov;
 		mh.msg_iovlen = 1;
-		mh.msg_control = cm;
-		mh.msg_controllen = sizeof(cm);
+		mh.msg_control = cm.buf;
+		mh.msg_controllen = sizeof(cm.buf);
 		if (recvmsg(sock, &mh, MSG_DONTWAIT) != (ssize_t)sizeof(m))
 			return;
 		if (m.kind == KEEPER_END) {
@@ -264,11 +267,19 @@ keeper_up(struct keeper *k, bool resumable, int ctlfd, int fusefd,
 	int fds[KEEPER_FDS] = { ctlfd, fusefd, loopfd };
 	struct keeper_msg_hdr m = { KEEPER_UP,
 	    { ctlfd >= 0, fusefd >= 0, loopfd >= 0 } };
-	char cm[CMSG_SPACE(sizeof(fds))];
+	/* (aligned for its header, and zeroed: the padding after three
+	 * descriptors goes too) */
+	union {
+		char buf[CMSG_SPACE(sizeof(fds))];
+		struct cmsghdr align;
+	} cm;
 	struct iovec iov = { &m, sizeof(m) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-	    .msg_control = cm, .msg_controllen = sizeof(cm) };
-	struct cmsghdr *h = CMSG_FIRSTHDR(&mh);
+	    .msg_control = cm.buf, .msg_controllen = sizeof(cm.buf) };
+	struct cmsghdr *h;
+
+	memset(&cm, 0, sizeof(cm));
+	h = CMSG_FIRSTHDR(&mh);
 
 	/* (a descriptor that is not there goes as one that is: stdin) */
 	for (int i = 0; i < KEEPER_FDS; i++)

@@ -341,6 +341,13 @@ online(struct opts *o, const char *prov, const char *name,
 	    &p);
 	if (error == 0)
 		error = geli_provider_read_metadata(p, &md);
+	/* The daemon writes the converted record, then says it ended: a
+	 * conversion still running for it while the record says it ended has
+	 * just ended (followed the few steps to its state). */
+	if (p != NULL && error != -GELI_EINPROGRESS &&
+	    ctl_status(name, &st) == 0 &&
+	    st.reenc_state == CTL_REENC_RUNNING)
+		(void)reenc_wait(prov, name);
 	if (error == 0 && ctl_status(name, &st) == 0 &&
 	    st.reenc_state == CTL_REENC_DONE) {
 		/* The conversion there has ended: nothing to go on with.  A

@@ -27,102 +27,93 @@ export PATH="$(dirname "$GELI"):$PATH"
 loops=()
 on_exit 'zpool destroy -f tank 2>/dev/null; for m in e tn sdb sdc sdd; do cryptsetup close $m.eli 2>/dev/null; done; udevadm settle; for x in "${loops[@]+"${loops[@]}"}"; do drop_loop ${x%%=*} ${x#*=}; done'
 
-# On Debian 12's own kernel (6.1, OpenZFS 2.1, providers through FUSE and
-# loop) the raidz part alone: the two parts below are the same commands
-# and daemons as the host's FUSE lanes run (t_luks2_online, t_luks2_disk),
-# with dm-crypt opening the result, which the raidz part has on 6.1 too;
-# what 6.1 changes is the devices OpenZFS 2.1 sees go and come back.
-if openzfs_21; then
-	skip "ext4 and a TrueNAS CORE disk converted online: on 6.12 (the lane's backports) and the host, where they run"
-else
-	# ---- ext4, online, under a writer ------------------------------------------------
-	mkprovs 48M -e aes-xts -l 128 -- e
-	attach_keyed e
-	mkfs.ext4 -q /dev/e.eli
-	mkdir -p "$T/mnt"
-	mount /dev/e.eli "$T/mnt"
-	put_files "$T/mnt" 8
-	# (at most 200 writes of 32 KiB: the file system's room)
-	( i=0; while [ ! -e "$T/stop-e" ] && [ $i -lt 200 ]; do
-		head -c 32768 /dev/urandom >>"$T/mnt/log"; sync "$T/mnt/log"; i=$((i + 1)); done
-	  echo "$i" >"$T/e.writes" ) &
-	wpid=$!
-	run "$GELI" reencrypt -t luks2 -B none -H "$T/e.hdr" -i 1000 -p -k "$T/key" "$T/e"
-	touch "$T/stop-e"
-	wait "$wpid"
-	check "ext4: converted by its daemon while a writer appended ($(cat "$T/e.writes") writes)" \
-		bash -c '[ "$1" = 0 ] && grep -qx "e.eli serves it until it is detached." "$2"' _ "$rc" "$T/out"
-	[ "$rc" = 0 ] || diag <"$T/err"
-	cp "$T/mnt/log" "$T/e.log"
-	umount "$T/mnt"
-	size=$(blockdev --getsize64 /dev/e.eli)
-	want=$(head -c "$size" /dev/e.eli | md5sum)
-	"$GELI" detach e
-	cryptsetup open --header "$T/e.hdr" --key-file "$T/key" "$T/e" e.eli
-	check "ext4: dm-crypt gives the bytes the .eli gave" test "$(head -c "$size" /dev/mapper/e.eli | md5sum)" = "$want"
-	check "ext4: /dev/e.eli leads to the mapping (61-geli-dm.rules)" \
-		wait_for bash -c '[ "$(readlink -f /dev/e.eli)" = "$(readlink -f /dev/mapper/e.eli)" ]'
-	check "ext4: fsck finds it clean" fsck.ext4 -fn /dev/mapper/e.eli
-	mount -o ro /dev/mapper/e.eli "$T/mnt"
-	check "ext4: every file intact" bash -c '(cd "$1" && md5sum --quiet -c "$2" >/dev/null 2>&1) && cmp -s "$1/log" "$3"' _ "$T/mnt" "$T/sums" "$T/e.log"
-	umount "$T/mnt"
-	cryptsetup close e.eli
+# ---- ext4, online, under a writer ------------------------------------------------
+mkprovs 48M -e aes-xts -l 128 -- e
+attach_keyed e
+mkfs.ext4 -q /dev/e.eli
+mkdir -p "$T/mnt"
+mount /dev/e.eli "$T/mnt"
+put_files "$T/mnt" 8
+# (at most 200 writes of 32 KiB: the file system's room)
+( i=0; while [ ! -e "$T/stop-e" ] && [ $i -lt 200 ]; do
+	head -c 32768 /dev/urandom >>"$T/mnt/log"; sync "$T/mnt/log"; i=$((i + 1)); done
+  echo "$i" >"$T/e.writes" ) &
+wpid=$!
+run "$GELI" reencrypt -t luks2 -B none -H "$T/e.hdr" -i 1000 -p -k "$T/key" "$T/e"
+touch "$T/stop-e"
+wait "$wpid"
+check "ext4: converted by its daemon while a writer appended ($(cat "$T/e.writes") writes)" \
+	bash -c '[ "$1" = 0 ] && grep -qx "e.eli serves it until it is detached." "$2"' _ "$rc" "$T/out"
+[ "$rc" = 0 ] || diag <"$T/err"
+cp "$T/mnt/log" "$T/e.log"
+umount "$T/mnt"
+size=$(blockdev --getsize64 /dev/e.eli)
+want=$(head -c "$size" /dev/e.eli | md5sum)
+"$GELI" detach e
+cryptsetup open --header "$T/e.hdr" --key-file "$T/key" "$T/e" e.eli
+check "ext4: dm-crypt gives the bytes the .eli gave" test "$(head -c "$size" /dev/mapper/e.eli | md5sum)" = "$want"
+check "ext4: /dev/e.eli leads to the mapping (61-geli-dm.rules)" \
+	wait_for bash -c '[ "$(readlink -f /dev/e.eli)" = "$(readlink -f /dev/mapper/e.eli)" ]'
+check "ext4: fsck finds it clean" fsck.ext4 -fn /dev/mapper/e.eli
+mount -o ro /dev/mapper/e.eli "$T/mnt"
+check "ext4: every file intact" bash -c '(cd "$1" && md5sum --quiet -c "$2" >/dev/null 2>&1) && cmp -s "$1/log" "$3"' _ "$T/mnt" "$T/sums" "$T/e.log"
+umount "$T/mnt"
+cryptsetup close e.eli
 
-	# ---- A TrueNAS CORE disk, its daemon killed halfway ------------------------------
-	# GPT: a freebsd-swap partition, then the GELI one (freebsd-zfs), on a loop
-	# device with its partitions.  The GELI partition attached by a daemon
-	# whose writes to it last 2 ms each (the fault shim: the kill lands in the
-	# conversion however fast the guest runs), converted online without -H;
-	# the daemon killed with -9 halfway; attached again, the same command
-	# follows the conversion it goes on with and ends it; after the detach the
-	# same command moves the partition's start back over the header (the swap
-	# partition shrinks).  blkid calls it crypto_LUKS, cryptsetup opens it with
-	# no header file and dm-crypt gives the bytes the .eli held.
-	if [ -f "$FAULTSHIM" ] && command -v sgdisk >/dev/null; then
-		truncate -s 64M "$T/tn.img"
-		sgdisk -a 2048 -n 1:2048:+20M -t 1:a502 -n 2:0:+40M -t 2:a504 "$T/tn.img" >/dev/null
-		tn=$(losetup -f -P --show "$T/tn.img")
-		loops+=("$tn=$T/tn.img")
-		part=${tn}p2 pn=${tn#/dev/}p2
-		wait_for test -b "$part"
-		start=$(cat "/sys/class/block/$pn/start")
-		passfile "$T/tn.pass" "truenas disk"
-		"$GELI" init -B none -e aes-xts -l 256 -s 4096 -i 1000 -J "$T/tn.pass" "$part" >/dev/null
-		slowed "$part" "$GELI" attach -L -j "$T/tn.pass" "$part" >/dev/null
-		head -c "$(blockdev --getsize64 "/dev/$pn.eli")" /dev/urandom >"$T/tn.ref"
-		dd if="$T/tn.ref" of="/dev/$pn.eli" bs=1M oflag=direct status=none
-		tn_convert() { "$GELI" reencrypt -t luks2 -B "$T/tn.luks2" -i 1000 -j "$T/tn.pass" -z 65536 "$part"; }
-		tn_convert >"$T/tn.out" 2>&1 </dev/null &
-		cpid=$!
-		wait_for begun "$pn" "$cpid"
-		check "TrueNAS disk: converted by its daemon" converting "$pn"
-		# (server and keeper: a server alone is replaced, and the conversion
-		# goes on in the next one: cli/t_restart.sh)
-		kill_daemon "$(cat "$GELI_RUNDIR/$pn.pid")"
-		wait "$cpid"
-		check "... its daemon killed halfway: the command says to attach again" \
-			grep -qF "Provider $part was detached during its conversion: attach it again, and it goes on." "$T/tn.out"
-		diag <"$T/tn.out"
-		"$GELI" attach -L -j "$T/tn.pass" "$part" >/dev/null
-		tn_convert >"$T/out" 2>"$T/err" </dev/null
-		rc=$?
-		check "... attached again: the same command follows it and ends it" \
-			grep -qx "$part is a LUKS2 volume now, its header on the disk before partition 2 of $tn, which begins there once $pn.eli is detached: detach it, then run 'geli reencrypt -t luks2 $part'." "$T/out"
-		[ "$rc" = 0 ] || diag <"$T/err"
-		check "... the .eli reads the bytes written before" cmp -s "/dev/$pn.eli" "$T/tn.ref"
-		"$GELI" detach "$pn"
-		run "$GELI" reencrypt -t luks2 "$part"
-		check "... detached, the same command moves the partition back over the header" \
-			test "$rc" = 0 -a "$(cat "/sys/class/block/$pn/start")" = $((start - 32768))
-		[ "$rc" = 0 ] || diag <"$T/err"
-		check "... blkid calls it crypto_LUKS" test "$(blkid -p -o value -s TYPE "$part")" = crypto_LUKS
-		cryptsetup open --key-file "$(nonl "$T/tn.pass")" "$part" tn.eli
-		check "... dm-crypt opens it with no header file: the bytes the .eli held" \
-			cmp -s -n "$(stat -c %s "$T/tn.ref")" /dev/mapper/tn.eli "$T/tn.ref"
-		cryptsetup close tn.eli
-	else
-		skip "the TrueNAS disk needs the fault shim ($FAULTSHIM) and sgdisk"
-	fi
+# ---- A TrueNAS CORE disk, its daemon killed halfway ------------------------------
+# GPT: a freebsd-swap partition, then the GELI one (freebsd-zfs), on a loop
+# device with its partitions.  The GELI partition attached by a daemon
+# whose writes to it last 2 ms each (the fault shim: the kill lands in the
+# conversion however fast the guest runs), converted online without -H;
+# the daemon killed with -9 halfway; attached again, the same command
+# follows the conversion it goes on with and ends it; after the detach the
+# same command moves the partition's start back over the header (the swap
+# partition shrinks).  blkid calls it crypto_LUKS, cryptsetup opens it with
+# no header file and dm-crypt gives the bytes the .eli held.
+if [ -f "$FAULTSHIM" ] && command -v sgdisk >/dev/null; then
+	truncate -s 64M "$T/tn.img"
+	sgdisk -a 2048 -n 1:2048:+20M -t 1:a502 -n 2:0:+40M -t 2:a504 "$T/tn.img" >/dev/null
+	tn=$(losetup -f -P --show "$T/tn.img")
+	loops+=("$tn=$T/tn.img")
+	part=${tn}p2 pn=${tn#/dev/}p2
+	wait_for test -b "$part"
+	start=$(cat "/sys/class/block/$pn/start")
+	passfile "$T/tn.pass" "truenas disk"
+	"$GELI" init -B none -e aes-xts -l 256 -s 4096 -i 1000 -J "$T/tn.pass" "$part" >/dev/null
+	slowed "$part" "$GELI" attach -L -j "$T/tn.pass" "$part" >/dev/null
+	head -c "$(blockdev --getsize64 "/dev/$pn.eli")" /dev/urandom >"$T/tn.ref"
+	dd if="$T/tn.ref" of="/dev/$pn.eli" bs=1M oflag=direct status=none
+	tn_convert() { "$GELI" reencrypt -t luks2 -B "$T/tn.luks2" -i 1000 -j "$T/tn.pass" -z 65536 "$part"; }
+	tn_convert >"$T/tn.out" 2>&1 </dev/null &
+	cpid=$!
+	wait_for begun "$pn" "$cpid"
+	check "TrueNAS disk: converted by its daemon" converting "$pn"
+	# (server and keeper: a server alone is replaced, and the conversion
+	# goes on in the next one: cli/t_restart.sh)
+	kill_daemon "$(cat "$GELI_RUNDIR/$pn.pid")"
+	wait "$cpid"
+	check "... its daemon killed halfway: the command says to attach again" \
+		grep -qF "Provider $part was detached during its conversion: attach it again, and it goes on." "$T/tn.out"
+	diag <"$T/tn.out"
+	"$GELI" attach -L -j "$T/tn.pass" "$part" >/dev/null
+	tn_convert >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	check "... attached again: the same command follows it and ends it" \
+		grep -qx "$part is a LUKS2 volume now, its header on the disk before partition 2 of $tn, which begins there once $pn.eli is detached: detach it, then run 'geli reencrypt -t luks2 $part'." "$T/out"
+	[ "$rc" = 0 ] || diag <"$T/err"
+	check "... the .eli reads the bytes written before" cmp -s "/dev/$pn.eli" "$T/tn.ref"
+	"$GELI" detach "$pn"
+	run "$GELI" reencrypt -t luks2 "$part"
+	check "... detached, the same command moves the partition back over the header" \
+		test "$rc" = 0 -a "$(cat "/sys/class/block/$pn/start")" = $((start - 32768))
+	[ "$rc" = 0 ] || diag <"$T/err"
+	check "... blkid calls it crypto_LUKS" test "$(blkid -p -o value -s TYPE "$part")" = crypto_LUKS
+	cryptsetup open --key-file "$(nonl "$T/tn.pass")" "$part" tn.eli
+	check "... dm-crypt opens it with no header file: the bytes the .eli held" \
+		cmp -s -n "$(stat -c %s "$T/tn.ref")" /dev/mapper/tn.eli "$T/tn.ref"
+	cryptsetup close tn.eli
+else
+	skip "the TrueNAS disk needs the fault shim ($FAULTSHIM) and sgdisk"
 fi
 
 # ---- docs/leave-geli.md on a raidz, with fio ---------------------------------------

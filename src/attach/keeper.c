@@ -58,6 +58,13 @@ struct keeper_msg_hdr {
 					 * session's, the loop's sent */
 };
 
+/* An UP's descriptors as they go and come: aligned for their header, and
+ * zeroed before a send (three descriptors leave padding after them). */
+union keeper_cm {
+	char buf[CMSG_SPACE(KEEPER_FDS * sizeof(int))];
+	struct cmsghdr align;
+};
+
 /* Where the keeper holds descriptor i of an UP. */
 static int32_t *
 fd_slot(struct keeper *k, int i)
@@ -85,10 +92,7 @@ drop_fds(struct keeper *k)
 static void
 receive(struct keeper *k, int sock)
 {
-	union {
-		char buf[CMSG_SPACE(KEEPER_FDS * sizeof(int))];
-		struct cmsghdr align;
-	} cm;
+	union keeper_cm cm;
 	struct keeper_msg_hdr m;
 	struct iovec iov = { &m, sizeof(m) };
 	struct msghdr mh;
@@ -267,12 +271,7 @@ keeper_up(struct keeper *k, bool resumable, int ctlfd, int fusefd,
 	int fds[KEEPER_FDS] = { ctlfd, fusefd, loopfd };
 	struct keeper_msg_hdr m = { KEEPER_UP,
 	    { ctlfd >= 0, fusefd >= 0, loopfd >= 0 } };
-	/* (aligned for its header, and zeroed: the padding after three
-	 * descriptors goes too) */
-	union {
-		char buf[CMSG_SPACE(sizeof(fds))];
-		struct cmsghdr align;
-	} cm;
+	union keeper_cm cm;
 	struct iovec iov = { &m, sizeof(m) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
 	    .msg_control = cm.buf, .msg_controllen = sizeof(cm.buf) };

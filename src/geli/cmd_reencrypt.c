@@ -348,11 +348,12 @@ online(struct opts *o, const char *prov, const char *name,
 	    ctl_status(name, &st) == 0 &&
 	    st.reenc_state == CTL_REENC_RUNNING)
 		(void)reenc_wait(prov, name);
-	if (error == 0 && ctl_status(name, &st) == 0 &&
-	    st.reenc_state == CTL_REENC_DONE) {
-		/* The conversion there has ended: nothing to go on with.  A
-		 * new one waits for a new daemon (its keys are the old
-		 * record's): it would refuse, after the passphrase. */
+	if (p != NULL && error != -GELI_EINPROGRESS &&
+	    ctl_status(name, &st) == 0 && st.reenc_state == CTL_REENC_DONE) {
+		/* The conversion there has ended (to plain: no record left):
+		 * nothing to go on with.  A new one waits for a new daemon
+		 * (its keys are the old record's): it would refuse, after the
+		 * passphrase. */
 		struct msg_args a = { .prov = prov };
 
 		if (new_parameters(o))

@@ -90,6 +90,11 @@ if command -v fio >/dev/null; then
 	"$GELI" init $Z -s 512 -i 1000 -J "$T/pass" "$P" 2>/dev/null
 	"$GELI" attach -j "$T/pass" "$P"
 	online_with_fio "AES-XTS to plain" "$P" "$GELI" reencrypt -D -j "$T/pass" -z 65536 $Z "$P"
+	# (its record gone, the daemon still serving: the ended conversion
+	# said, not the missing record)
+	expect_err "decrypted, still attached: another -D says to attach again" \
+		"geli: Provider $P was converted: detach it and attach it again first." \
+		"$GELI" reencrypt -D -j "$T/pass" $Z "$P"
 	"$GELI" detach d.img
 	check "decrypted: no GELI metadata, the last sector zeros" \
 		eval '! "$GELI" dump "$P" >/dev/null 2>&1 && [ "$(tail -c 512 "$P" | tr -d "\0" | wc -c)" = 0 ]'

@@ -344,12 +344,13 @@ online(struct opts *o, const char *prov, const char *name,
 	/* The daemon writes the converted record, then says it ended: a
 	 * conversion still running for it while the record says it ended has
 	 * just ended (followed the few steps to its state). */
-	if (p != NULL && error != -GELI_EINPROGRESS &&
-	    ctl_status(name, &st) == 0 &&
+	bool unmarked = p != NULL && error != -GELI_EINPROGRESS;
+
+	if (unmarked && ctl_status(name, &st) == 0 &&
 	    st.reenc_state == CTL_REENC_RUNNING)
 		(void)reenc_wait(prov, name);
-	if (p != NULL && error != -GELI_EINPROGRESS &&
-	    ctl_status(name, &st) == 0 && st.reenc_state == CTL_REENC_DONE) {
+	if (unmarked && ctl_status(name, &st) == 0 &&
+	    st.reenc_state == CTL_REENC_DONE) {
 		/* The conversion there has ended (to plain: no record left):
 		 * nothing to go on with.  A new one waits for a new daemon
 		 * (its keys are the old record's): it would refuse, after the

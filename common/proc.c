@@ -15,12 +15,13 @@ proc_stat_parse(const char *line, struct proc_stat *st)
 
 	/*
 	 * The command name, in parentheses, may hold anything: the fields
-	 * count from the last ")".  After it: state (3), then 10 fields to
-	 * utime (14) and stime (15), then 6 to starttime (22).
+	 * count from the last ")".  After it: state (3), ppid (4), session
+	 * (6), then 7 fields to utime (14) and stime (15), then 6 to
+	 * starttime (22).
 	 */
-	return p != NULL && sscanf(p + 1, " %c %*s %*s %*s %*s %*s %*s %*s "
+	return p != NULL && sscanf(p + 1, " %c %d %*s %d %*s %*s %*s %*s "
 	    "%*s %*s %*s %llu %llu %*s %*s %*s %*s %*s %*s %llu", &st->state,
-	    &st->utime, &st->stime, &st->start) == 4;
+	    &st->ppid, &st->sid, &st->utime, &st->stime, &st->start) == 6;
 }
 
 bool

@@ -10,6 +10,7 @@
 
 struct proc_stat {
 	char state;			/* R, S, D, Z, X, ... */
+	int ppid, sid;			/* its parent, its session */
 	unsigned long long utime, stime;	/* CPU time, clock ticks */
 	unsigned long long start;	/* start time, clock ticks after boot */
 };

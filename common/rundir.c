@@ -290,10 +290,24 @@ rundir_unlock(int fd)
 		close(fd);
 }
 
+/* Do processes a and b run the same program? */
+static bool
+same_program(pid_t a, pid_t b)
+{
+	char path[64], la[4096], lb[4096];
+	ssize_t na, nb;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)a);
+	na = readlink(path, la, sizeof(la));
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)b);
+	nb = readlink(path, lb, sizeof(lb));
+	return na > 0 && na == nb && memcmp(la, lb, (size_t)na) == 0;
+}
+
 struct daemon_ref
 daemon_ref(const char *dir, const char *name)
 {
-	struct daemon_ref d = { 0, 0 };
+	struct daemon_ref d = { 0, 0, 0, 0 };
 	struct proc_stat st;
 	char path[4096];
 	FILE *f;
@@ -305,9 +319,15 @@ daemon_ref(const char *dir, const char *name)
 	if (fscanf(f, "%d", &pid) != 1)
 		pid = 0;
 	fclose(f);
-	if (pid > 0 && proc_stat_read(pid, &st)) {
-		d.pid = pid;
-		d.start = st.start;
+	if (pid <= 0 || !proc_stat_read(pid, &st))
+		return d;
+	d.pid = pid;
+	d.start = st.start;
+	pid = st.ppid;
+	if (pid > 1 && pid != getpid() && proc_stat_read(pid, &st) &&
+	    st.sid == pid && same_program(pid, d.pid)) {
+		d.keeper = pid;
+		d.keeper_start = st.start;
 	}
 	return d;
 }
@@ -328,8 +348,14 @@ daemon_wait_gone(struct daemon_ref d, const char *name)
 {
 	char path[4096];
 
+	struct daemon_ref k = { d.keeper, d.keeper_start, 0, 0 };
+
 	if (d.pid > 0) {
 		while (daemon_running(d))
+			usleep(10000);
+		/* (a server that died before its orderly end is followed by
+		 * another: then its keeper stays) */
+		while (daemon_running(k) && daemon_ref(NULL, name).pid == 0)
 			usleep(10000);
 		return;
 	}

@@ -83,21 +83,27 @@ int devlink_make(const char *name, const char *dev);
  * daemon of ours left, as devlink_make replaces), and its record. */
 void devlink_remove(const char *name, const char *dev);
 
-/* A daemon: its PID (0: none) and start time, against PID reuse. */
+/* A daemon: its PID (0: none) and start time, against PID reuse; and its
+ * keeper's (src/attach/keeper.h), 0 where it has none. */
 struct daemon_ref {
 	pid_t pid;
 	unsigned long long start;
+	pid_t keeper;
+	unsigned long long keeper_start;
 };
 /* The daemon that serves name, from its pid file in dir (NULL: rundir()),
- * if that process is still there. */
+ * if that process is still there; its keeper is its parent, when that is
+ * a session leader running the same program (not the caller). */
 struct daemon_ref daemon_ref(const char *dir, const char *name);
 /* True while d is running (not gone, not a zombie, not another process
  * with its PID). */
 bool daemon_running(struct daemon_ref d);
 /*
  * Wait until d has exited (and so has flushed and closed its provider and
- * removed its files).  Without a daemon (pid 0): until name's control
- * socket is gone, at most 5 s.
+ * removed its files), and its keeper (which wipes the key as it ends),
+ * unless that starts another server of name.
+ * Without a daemon (pid 0): until name's control socket is gone, at most
+ * 5 s.
  */
 void daemon_wait_gone(struct daemon_ref d, const char *name);
 

@@ -36,6 +36,8 @@ main(void)
 	memset(&st, 0, sizeof(st));
 	tap_ok(proc_stat_parse(line, &st), "a stat line parses");
 	tap_ok(st.state == 'S', "state S (%c)", st.state);
+	tap_ok(st.ppid == 1 && st.sid == 4242, "parent 1, session 4242 "
+	    "(%d, %d)", st.ppid, st.sid);
 	tap_ok(st.utime == 17 && st.stime == 23, "utime 17, stime 23 "
 	    "(%llu, %llu)", st.utime, st.stime);
 	tap_ok(st.start == 987654, "start time 987654 (%llu)", st.start);

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +100,81 @@ write_pid(const char *name, const char *text)
 
 	rundir_entry(NULL, name, RUNDIR_PID, path, sizeof(path));
 	write_file(path, text);
+}
+
+/*
+ * A server and its keeper (src/attach/keeper.h): a session leader whose
+ * child serves and writes the pid file; the keeper outlives its end until
+ * told.  daemon_wait_gone returns once both are gone: a waiter that
+ * returned while the keeper ran would say so.
+ */
+static void
+keeper_wait(void)
+{
+	int spid[2], hold[2], said[2];
+	pid_t k, w, s = 0;
+	char c = '?', line[32], line2[4200];
+	struct daemon_ref d;
+	struct pollfd pf;
+
+	if (pipe(spid) != 0 || pipe(hold) != 0 || pipe(said) != 0)
+		return;
+	k = fork();
+	if (k == 0) {
+		close(hold[1]);
+		close(said[0]);
+		close(said[1]);
+		setsid();
+		s = fork();
+		if (s == 0) {
+			pause();
+			_exit(0);
+		}
+		if (write(spid[1], &s, sizeof(s)) != sizeof(s))
+			_exit(1);
+		waitpid(s, NULL, 0);
+		/* until told: EOF */
+		_exit(read(hold[0], &c, 1) == 0 ? 0 : 1);
+	}
+	close(hold[0]);
+	if (read(spid[0], &s, sizeof(s)) != sizeof(s))
+		return;
+	snprintf(line, sizeof(line), "%d\n", (int)s);
+	write_pid("srv", line);
+	d = daemon_ref(NULL, "srv");
+	tap_ok(d.pid == s && d.keeper == k && d.keeper_start > 0,
+	    "daemon_ref: the server and its keeper, the session leader that "
+	    "is its parent (%d %d)", (int)d.keeper, (int)k);
+	/* (its orderly end removes it) */
+	rundir_entry(NULL, "srv", RUNDIR_PID, line2, sizeof(line2));
+	unlink(line2);
+	w = fork();
+	if (w == 0) {
+		struct daemon_ref kr = { d.keeper, d.keeper_start, 0, 0 };
+
+		close(hold[1]);
+		daemon_wait_gone(d, "srv");
+		c = daemon_running(kr) ? 'K' : 'k';
+		_exit(write(said[1], &c, 1) == 1 ? 0 : 1);
+	}
+	close(said[1]);
+	kill(s, SIGKILL);
+	/* (the server reaped, the keeper waits; a waiter that returned now
+	 * would say so, seen most of the time within 200 ms) */
+	pf = (struct pollfd){ said[0], POLLIN, 0 };
+	while (kill(s, 0) == 0)
+		usleep(1000);
+	tap_ok(poll(&pf, 1, 200) == 0, "daemon_wait_gone: not while the "
+	    "server's keeper runs");
+	close(hold[1]);
+	if (read(said[0], &c, 1) != 1)
+		c = '?';
+	tap_ok(c == 'k', "... and returns once it is gone (%c)", c);
+	waitpid(w, NULL, 0);
+	waitpid(k, NULL, 0);
+	close(spid[0]);
+	close(spid[1]);
+	close(said[0]);
 }
 
 int
@@ -198,11 +274,13 @@ main(void)
 		unlink(path);
 		_exit(0);
 	}
-	d = (struct daemon_ref){ 0, 0 };
+	d = (struct daemon_ref){ 0, 0, 0, 0 };
 	daemon_wait_gone(d, "vtbd1");
 	tap_ok(access(path, F_OK) != 0, "without a PID: until the socket "
 	    "is gone");
 	waitpid(child, NULL, 0);
+
+	keeper_wait();
 
 	/* The attach lock: one holder at a time. */
 	fd = rundir_lock();

@@ -80,6 +80,10 @@ struct start {
 void dmn_front_choose(struct dmn *d, int stfd, struct start *s);
 void dmn_front_start(struct dmn *d, int stfd, struct start *s);
 void dmn_front_leave(struct dmn *d);
+/* The kernel cancelled request slots of our ublk device (ublk_lost): this
+ * server ends as if killed, and the keeper starts another, which takes the
+ * device back. */
+void dmn_front_lost(struct dmn *d) __attribute__((noreturn));
 
 /* state.c: a line of the log, as FreeBSD's kernel prints "GEOM_ELI: ..." */
 void dlog(struct dmn *d, const char *fmt, ...)

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -171,6 +172,8 @@ take_back(struct dmn *d, int stfd)
 
 		error = ublk_recover(&be, &c, (uint32_t)st->ublk_id, &d->ublk,
 		    d->ublkdev, sizeof(d->ublkdev), why, sizeof(why));
+		if (error == -EAGAIN)
+			dmn_front_lost(d);
 		if (error != 0)
 			dmn_start_failed(d, stfd, false, "Cannot take /dev/ublkb%d "
 			    "back: %s.", (int)st->ublk_id, why);
@@ -285,3 +288,14 @@ dmn_front_leave(struct dmn *d)
 	    d->loop.path[0] != '\0' ? d->loop.fd : -1);
 }
 
+
+void
+dmn_front_lost(struct dmn *d)
+{
+	dlog(d, "/dev/ublkb%d: the kernel cancelled request slots of ours "
+	    "(a race of Linux before 6.15): another server takes it back.",
+	    (int)d->keeper->st->ublk_id);
+	keeper_resumable(d->keeper, true);
+	raise(SIGKILL);
+	_exit(1);
+}

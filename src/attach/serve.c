@@ -328,6 +328,9 @@ dmn_serve(struct dmn *d)
 			dlog(d, "%s.eli was unmounted.", d->name);
 			d->stop = true;
 		}
+		if (d->ublk != NULL && d->resumable && !d->stop &&
+		    ublk_lost(d->ublk) > 0)
+			dmn_front_lost(d);
 		if (d->ublk != NULL && ublk_ended(d->ublk)) {
 			dlog(d, "%s was removed.", d->ublkdev);
 			d->stop = true;

@@ -58,6 +58,8 @@ struct ublk {
 	int setup_lock;			/* held from ADD_DEV to START_DEV */
 	atomic_bool stopping;
 	atomic_uint ended;		/* queues whose thread returned */
+	atomic_uint lost;		/* slots the kernel cancelled while
+					 * we served (ublk_ctl.h) */
 	_Atomic uint64_t requests;
 };
 
@@ -206,6 +208,9 @@ queue_main(void *arg)
 			 * writes among them) */
 			if (cqe->res != UBLK_IO_RES_OK || tag >= QUEUE_DEPTH) {
 				/* aborted (the device goes away) or refused */
+				if (cqe->res == UBLK_IO_RES_ABORT &&
+				    !atomic_load(&u->stopping))
+					atomic_fetch_add(&u->lost, 1);
 				inflight--;
 				continue;
 			}
@@ -287,24 +292,6 @@ set_params(struct ublk *u)
 	    sizeof(p), 0);
 }
 
-/*
- * Wait (5 s at most) for a device's node: devtmpfs makes it as the device
- * is added, and for an ordinary user's device udev then gives it to them
- * (61-geli-ublk.rules); until then it is root's.  0, or -errno.
- */
-static int
-node_ready(const char *path, bool user, int mode)
-{
-	for (int i = 0; i < 250; i++) {
-		if (access(path, mode) == 0)
-			return 0;
-		if (errno != ENOENT && (!user || errno != EACCES))
-			return -errno;
-		usleep(20000);
-	}
-	return -errno;
-}
-
 static int
 open_cdev(struct ublk *u, char *why, size_t len)
 {
@@ -312,7 +299,7 @@ open_cdev(struct ublk *u, char *why, size_t len)
 	int error, fd;
 
 	snprintf(path, sizeof(path), "/dev/ublkc%u", u->id);
-	if ((error = node_ready(path, u->user, R_OK | W_OK)) == 0 &&
+	if ((error = uctl_node_ready(path, u->user, R_OK | W_OK)) == 0 &&
 	    (fd = open(path, O_RDWR | O_CLOEXEC)) >= 0)
 		return fd;
 	error = error != 0 ? error : -errno;
@@ -471,7 +458,7 @@ ublk_start(const struct blockio *be, const struct ublk_conf *c,
 	u->started = true;
 	snprintf(dev, devlen, "/dev/ublkb%u", u->id);
 	/* (an ordinary user's, once udev gave it to them) */
-	error = node_ready(dev, u->user, R_OK | (c->readonly ? 0 : W_OK));
+	error = uctl_node_ready(dev, u->user, R_OK | (c->readonly ? 0 : W_OK));
 	if (error != 0) {
 		step = dev;
 		goto fail;
@@ -540,10 +527,15 @@ ublk_recover(const struct blockio *be, const struct ublk_conf *c,
 	}
 	if (error != 0)
 		goto fail;
+	if (!(u->ctl.features & UBLK_F_UPDATE_SIZE))
+		(void)uctl_quiesce_settled();
 	if ((error = u->cdev = open_cdev(u, why, whylen)) < 0)
 		goto failed;
 	if ((error = start_queues(u, &step)) != 0)
 		goto fail;
+	/* (a slot cancelled: the device, kept, waits for another server) */
+	if (atomic_load(&u->lost) > 0)
+		return -EAGAIN;
 	/* (the kernel waits for every tag's FETCH, then serves again; its
 	 * parameters stay as the first server set them) */
 	step = "END_USER_RECOVERY";
@@ -589,6 +581,12 @@ bool
 ublk_ended(struct ublk *u)
 {
 	return atomic_load(&u->ended) == u->nq;
+}
+
+unsigned
+ublk_lost(struct ublk *u)
+{
+	return atomic_load(&u->lost);
 }
 
 uint64_t

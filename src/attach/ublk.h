@@ -46,7 +46,9 @@ int ublk_start(const struct blockio *be, const struct ublk_conf *c,
  * recovery: ublk_waiting_id): its queues served by this process, the
  * requests the dead server held issued again by the kernel.  Waits for
  * the kernel to let go of the dead server (30 s at most).  0 or -errno
- * (with why); on failure the device is deleted.
+ * (with why); on failure the device is deleted, but for -EAGAIN: the
+ * kernel cancelled request slots of ours (ublk_lost) before the device
+ * served again, and it waits for another server (this one must end).
  */
 int ublk_recover(const struct blockio *be, const struct ublk_conf *c,
     uint32_t id, struct ublk **out, char *dev, size_t devlen, char *why,
@@ -59,6 +61,10 @@ int32_t ublk_waiting_id(const struct ublk *u);
 int ublk_resize(struct ublk *u, uint64_t size);
 /* Requests served so far (every queue's). */
 uint64_t ublk_requests(struct ublk *u);
+/* Request slots the kernel cancelled while the device served (a race of
+ * Linux before 6.15, ublk_ctl.h: uctl_quiesce_settled): a request given to
+ * one is never served, and the device must be taken back again. */
+unsigned ublk_lost(struct ublk *u);
 /* True once every queue has ended (the device was removed from outside). */
 bool ublk_ended(struct ublk *u);
 /* The device stopped and deleted, the threads joined; safe on NULL. */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "spawn.h"
@@ -314,4 +315,69 @@ ublk_owner(uint32_t id, uint32_t *uid, uint32_t *gid)
 	*uid = info.owner_uid;
 	*gid = info.owner_gid;
 	return 0;
+}
+
+int
+uctl_node_ready(const char *path, bool user, int mode)
+{
+	for (int i = 0; i < 250; i++) {
+		if (access(path, mode) == 0)
+			return 0;
+		if (errno != ENOENT && (!user || errno != EACCES))
+			return -errno;
+		usleep(20000);
+	}
+	return -errno;
+}
+
+/* Is a kernel worker inside the quiesce work? */
+static bool
+quiescing(void)
+{
+	char path[64], buf[4096];
+	struct dirent *e;
+	bool found = false;
+	DIR *dir = opendir("/proc");
+	ssize_t n;
+	int fd;
+
+	if (dir == NULL)
+		return false;
+	while (!found && (e = readdir(dir)) != NULL) {
+		int pid = atoi(e->d_name);
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		n = read(fd, buf, 8);
+		close(fd);
+		if (n != 8 || memcmp(buf, "kworker/", 8) != 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stack", pid);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		found = strstr(buf, "ublk_quiesce_work_fn") != NULL;
+	}
+	closedir(dir);
+	return found;
+}
+
+bool
+uctl_quiesce_settled(void)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (quiescing()) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec >= 5)
+			return false;
+		usleep(1000);
+	}
+	return true;
 }

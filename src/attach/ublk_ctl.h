@@ -50,6 +50,20 @@ int uctl_dev_info(struct uctl *c, uint32_t id, struct ublk_dev_info *info);
 void uctl_delete_dev(struct uctl *c, uint32_t id, bool user, int lock);
 /* Our devices whose daemon is gone (server and keeper), deleted. */
 void uctl_delete_orphans(struct uctl *c, int lock);
+/*
+ * Before Linux 6.15 the kernel's work that quiesces a device whose server
+ * died (ublk_quiesce_work_fn) cancels the device's commands after it let
+ * go of the lock that START_USER_RECOVERY takes: a worker preempted there
+ * cancels the next server's fresh FETCHes, and a request later given to
+ * such a slot is never served.  Wait until no kernel worker is inside it
+ * (its stack, /proc/PID/stack, root's to read), 5 s at most: true once
+ * none is.
+ */
+bool uctl_quiesce_settled(void);
+/* Wait (5 s at most) for a device node: devtmpfs makes it as the device is
+ * added, and for an ordinary user's device (user) udev then gives it to
+ * them (61-geli-ublk.rules); until then it is root's.  0, or -errno. */
+int uctl_node_ready(const char *path, bool user, int mode);
 /* The setup lock held (root's daemons; -1 for an ordinary user's), and let
  * go. */
 int uctl_setup_lock(void);

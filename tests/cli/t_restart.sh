@@ -82,6 +82,10 @@ stuck() {
 		echo "/sys/block/$b/inflight: $(cat "/sys/block/$b/inflight" 2>/dev/null)"
 		in_guest && ! mountpoint -q /sys/kernel/debug && mount -t debugfs none /sys/kernel/debug
 		grep -r . "/sys/kernel/debug/block/$b" 2>/dev/null | grep -vE "/(sched_tags|tags)(_bitmap)?:|poll_stat" | head -n 60
+		# (every ublk device's requests in flight, and every daemon's
+		# last lines: a raidz member's request may be the lost one)
+		grep -H . /sys/kernel/debug/block/ublkb*/hctx*/busy 2>/dev/null | head -n 20
+		for f in "$GELI_RUNDIR"/*.log; do [ "$f" = "$GELI_RUNDIR/$cur.log" ] || tail -n 4 "$f"; done
 		grep -H . /sys/fs/fuse/connections/*/waiting 2>/dev/null
 	} 2>&1 | diag
 	done_testing
@@ -267,7 +271,9 @@ if [ -n "$zfs_here" ]; then
 		[ "$(zpool list -H -o health "$pool")" = ONLINE ] || degraded=$((degraded + 1))
 	done
 	kill -INT "$fpid"
-	wait_for fails alive "$fpid" || stuck "fio on the pool did not end once interrupted"
+	# (before OpenZFS's deadman, which ends the guest 180 s after a
+	# request was lost)
+	wait_secs 90 fails alive "$fpid" || stuck "fio on the pool did not end once interrupted"
 	wait "$fpid"
 	check "a raidz on three providers: 20 kills of its members' servers in turn, each replaced (7, 7, 6)" \
 		test "$kills" = 20 -a "$(zrestarts 1)" = 7 -a "$(zrestarts 2)" = 7 -a "$(zrestarts 3)" = 6

@@ -264,35 +264,6 @@ queue_open(struct ublk *u, struct queue *qu, uint16_t q)
 /* ---- The device ------------------------------------------------------------------ */
 
 static int
-set_params(struct ublk *u)
-{
-	const struct ublk_conf *c = &u->conf;
-	uint32_t lbs = c->sectorsize > 4096 ? 4096 : c->sectorsize;
-	struct ublk_params p;
-
-	memset(&p, 0, sizeof(p));
-	p.len = sizeof(p);
-	p.types = UBLK_PARAM_TYPE_BASIC;
-	p.basic.attrs = UBLK_ATTR_VOLATILE_CACHE | UBLK_ATTR_FUA |
-	    (c->readonly ? UBLK_ATTR_READ_ONLY : 0);
-	p.basic.logical_bs_shift = (uint8_t)__builtin_ctz(lbs);
-	p.basic.physical_bs_shift = (uint8_t)__builtin_ctz(c->sectorsize);
-	p.basic.io_min_shift = p.basic.physical_bs_shift;
-	p.basic.io_opt_shift = p.basic.physical_bs_shift;
-	p.basic.max_sectors = MAX_IO >> 9;
-	p.basic.dev_sectors = c->size >> 9;
-	if (!c->readonly) {
-		p.types |= UBLK_PARAM_TYPE_DISCARD;
-		p.discard.discard_granularity = c->sectorsize;
-		p.discard.max_discard_sectors = UINT32_MAX >> 9;
-		p.discard.max_write_zeroes_sectors = UINT32_MAX >> 9;
-		p.discard.max_discard_segments = 1;
-	}
-	return uctl_cmd(&u->ctl, UBLK_CMD_SET_PARAMS, u->id, u->user, &p,
-	    sizeof(p), 0);
-}
-
-static int
 open_cdev(struct ublk *u, char *why, size_t len)
 {
 	char path[64];
@@ -445,7 +416,8 @@ ublk_start(const struct blockio *be, const struct ublk_conf *c,
 	if ((error = u->cdev = open_cdev(u, why, whylen)) < 0)
 		goto failed;
 	step = "SET_PARAMS";
-	if ((error = set_params(u)) != 0)
+	if ((error = uctl_set_params(&u->ctl, u->id, u->user, &u->conf,
+	    MAX_IO)) != 0)
 		goto fail;
 	if ((error = start_queues(u, &step)) != 0)
 		goto fail;
@@ -586,7 +558,12 @@ ublk_ended(struct ublk *u)
 unsigned
 ublk_lost(struct ublk *u)
 {
-	return atomic_load(&u->lost);
+	unsigned n = atomic_load(&u->lost);
+	struct ublk_dev_info info;
+
+	/* (a device stopped or deleted by another aborts every slot) */
+	return n > 0 && uctl_dev_info(&u->ctl, u->id, &info) == 0 &&
+	    info.state == UBLK_STATE_LIVE ? n : 0;
 }
 
 uint64_t

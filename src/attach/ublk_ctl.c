@@ -83,6 +83,34 @@ uctl_cmd(struct uctl *c, unsigned nr, uint32_t id, bool path, void *buf,
  * numbers (it has it from 6.2; an ordinary user's device answers nothing
  * else), GET_DEV_INFO before. */
 int
+uctl_set_params(struct uctl *ctl, uint32_t id, bool user,
+    const struct ublk_conf *c, uint32_t max_io)
+{
+	uint32_t lbs = c->sectorsize > 4096 ? 4096 : c->sectorsize;
+	struct ublk_params p;
+
+	memset(&p, 0, sizeof(p));
+	p.len = sizeof(p);
+	p.types = UBLK_PARAM_TYPE_BASIC;
+	p.basic.attrs = UBLK_ATTR_VOLATILE_CACHE | UBLK_ATTR_FUA |
+	    (c->readonly ? UBLK_ATTR_READ_ONLY : 0);
+	p.basic.logical_bs_shift = (uint8_t)__builtin_ctz(lbs);
+	p.basic.physical_bs_shift = (uint8_t)__builtin_ctz(c->sectorsize);
+	p.basic.io_min_shift = p.basic.physical_bs_shift;
+	p.basic.io_opt_shift = p.basic.physical_bs_shift;
+	p.basic.max_sectors = max_io >> 9;
+	p.basic.dev_sectors = c->size >> 9;
+	if (!c->readonly) {
+		p.types |= UBLK_PARAM_TYPE_DISCARD;
+		p.discard.discard_granularity = c->sectorsize;
+		p.discard.max_discard_sectors = UINT32_MAX >> 9;
+		p.discard.max_write_zeroes_sectors = UINT32_MAX >> 9;
+		p.discard.max_discard_segments = 1;
+	}
+	return uctl_cmd(ctl, UBLK_CMD_SET_PARAMS, id, user, &p, sizeof(p), 0);
+}
+
+int
 uctl_dev_info(struct uctl *c, uint32_t id, struct ublk_dev_info *info)
 {
 	return c->encoded ? uctl_cmd(c, UBLK_CMD_GET_DEV_INFO2, id, true, info,

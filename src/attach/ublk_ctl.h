@@ -15,6 +15,8 @@
 
 #include "ublk_abi.h"
 
+struct ublk_conf;
+
 /* Our mark in the kernel's ublksrv_flags, which it keeps for the server
  * (the low half; the high half: the keeper's pid, keeper.h): a device of
  * ours whose server and keeper died may be deleted by the next daemon. */
@@ -43,6 +45,9 @@ void uctl_close(struct uctl *c);
  */
 int uctl_cmd(struct uctl *c, unsigned nr, uint32_t id, bool path, void *buf,
     uint16_t len, uint64_t data0);
+/* Device id's parameters, as c and a request's largest size say. */
+int uctl_set_params(struct uctl *ctl, uint32_t id, bool user,
+    const struct ublk_conf *c, uint32_t max_io);
 /* Device id's description. */
 int uctl_dev_info(struct uctl *c, uint32_t id, struct ublk_dev_info *info);
 /* Device id deleted, without waiting for its holders (user: an ordinary

@@ -290,18 +290,26 @@ rundir_unlock(int fd)
 		close(fd);
 }
 
-/* Do processes a and b run the same program? */
+/* Do processes a and b have the same name (/proc/PID/comm)?  (Not their
+ * /proc/PID/exe: valgrind 3.19 aborts on a readlink of another's.) */
 static bool
-same_program(pid_t a, pid_t b)
+same_name(pid_t a, pid_t b)
 {
-	char path[64], la[4096], lb[4096];
-	ssize_t na, nb;
+	char path[64], na[32], nb[32];
+	ssize_t la = -1, lb = -2;
+	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)a);
-	na = readlink(path, la, sizeof(la));
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)b);
-	nb = readlink(path, lb, sizeof(lb));
-	return na > 0 && na == nb && memcmp(la, lb, (size_t)na) == 0;
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)a);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		la = read(fd, na, sizeof(na));
+		close(fd);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)b);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		lb = read(fd, nb, sizeof(nb));
+		close(fd);
+	}
+	return la > 0 && la == lb && memcmp(na, nb, (size_t)la) == 0;
 }
 
 struct daemon_ref
@@ -325,7 +333,7 @@ daemon_ref(const char *dir, const char *name)
 	d.start = st.start;
 	pid = st.ppid;
 	if (pid > 1 && pid != getpid() && proc_stat_read(pid, &st) &&
-	    st.sid == pid && same_program(pid, d.pid)) {
+	    st.sid == pid && same_name(pid, d.pid)) {
 		d.keeper = pid;
 		d.keeper_start = st.start;
 	}

@@ -93,7 +93,7 @@ struct daemon_ref {
 };
 /* The daemon that serves name, from its pid file in dir (NULL: rundir()),
  * if that process is still there; its keeper is its parent, when that is
- * a session leader running the same program (not the caller). */
+ * a session leader of the same name (not the caller). */
 struct daemon_ref daemon_ref(const char *dir, const char *name);
 /* True while d is running (not gone, not a zombie, not another process
  * with its PID). */

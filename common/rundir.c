@@ -296,20 +296,12 @@ static bool
 same_name(pid_t a, pid_t b)
 {
 	char path[64], na[32], nb[32];
-	ssize_t la = -1, lb = -2;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)a);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
-		la = read(fd, na, sizeof(na));
-		close(fd);
-	}
+	if (read_file(path, na, sizeof(na)) <= 0)
+		return false;
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)b);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
-		lb = read(fd, nb, sizeof(nb));
-		close(fd);
-	}
-	return la > 0 && la == lb && memcmp(na, nb, (size_t)la) == 0;
+	return read_file(path, nb, sizeof(nb)) > 0 && strcmp(na, nb) == 0;
 }
 
 struct daemon_ref
@@ -354,9 +346,8 @@ daemon_running(struct daemon_ref d)
 void
 daemon_wait_gone(struct daemon_ref d, const char *name)
 {
-	char path[4096];
-
 	struct daemon_ref k = { d.keeper, d.keeper_start, 0, 0 };
+	char path[4096];
 
 	if (d.pid > 0) {
 		while (daemon_running(d))

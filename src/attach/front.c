@@ -288,7 +288,6 @@ dmn_front_leave(struct dmn *d)
 	    d->loop.path[0] != '\0' ? d->loop.fd : -1);
 }
 
-
 void
 dmn_front_lost(struct dmn *d)
 {

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "spawn.h"
 #include "ublk.h"
 #include "ublk_ctl.h"
@@ -79,9 +80,6 @@ uctl_cmd(struct uctl *c, unsigned nr, uint32_t id, bool path, void *buf,
 	return error;
 }
 
-/* Device id's description: GET_DEV_INFO2 where the kernel takes ioctl
- * numbers (it has it from 6.2; an ordinary user's device answers nothing
- * else), GET_DEV_INFO before. */
 int
 uctl_set_params(struct uctl *ctl, uint32_t id, bool user,
     const struct ublk_conf *c, uint32_t max_io)
@@ -110,6 +108,9 @@ uctl_set_params(struct uctl *ctl, uint32_t id, bool user,
 	return uctl_cmd(ctl, UBLK_CMD_SET_PARAMS, id, user, &p, sizeof(p), 0);
 }
 
+/* Device id's description: GET_DEV_INFO2 where the kernel takes ioctl
+ * numbers (it has it from 6.2; an ordinary user's device answers nothing
+ * else), GET_DEV_INFO before. */
 int
 uctl_dev_info(struct uctl *c, uint32_t id, struct ublk_dev_info *info)
 {
@@ -366,8 +367,6 @@ quiescing(void)
 	struct dirent *e;
 	bool found = false;
 	DIR *dir = opendir("/proc");
-	ssize_t n;
-	int fd;
 
 	if (dir == NULL)
 		return false;
@@ -377,18 +376,12 @@ quiescing(void)
 		if (pid <= 0)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-			continue;
-		n = read(fd, buf, 8);
-		close(fd);
-		if (n != 8 || memcmp(buf, "kworker/", 8) != 0)
+		if (read_file(path, buf, sizeof(buf)) < 8 ||
+		    memcmp(buf, "kworker/", 8) != 0)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/stack", pid);
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		if (read_file(path, buf, sizeof(buf)) < 0)
 			continue;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		buf[n > 0 ? n : 0] = '\0';
 		found = strstr(buf, "ublk_quiesce_work_fn") != NULL;
 	}
 	closedir(dir);

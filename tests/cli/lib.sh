@@ -382,14 +382,6 @@ wait_for() {
 	for i in $(seq 600); do "$@" && return 0; sleep 0.1; done
 	return 1
 }
-# wait_secs N CMD...: as wait_for, at most N seconds (a hang's bound where
-# a watchdog would end the run sooner than 600 tries under emulation).
-wait_secs() {
-	local end=$((SECONDS + $1))
-	shift
-	while [ "$SECONDS" -lt "$end" ]; do "$@" && return 0; sleep 0.1; done
-	"$@"
-}
 
 # The kernel's log from a point on, by its records' sequence numbers (which
 # the ring's turning leaves as they are, where dmesg's lines scroll out):

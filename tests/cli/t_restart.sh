@@ -271,9 +271,7 @@ if [ -n "$zfs_here" ]; then
 		[ "$(zpool list -H -o health "$pool")" = ONLINE ] || degraded=$((degraded + 1))
 	done
 	kill -INT "$fpid"
-	# (before OpenZFS's deadman, which ends the guest 180 s after a
-	# request was lost)
-	wait_secs 90 fails alive "$fpid" || stuck "fio on the pool did not end once interrupted"
+	wait_for fails alive "$fpid" || stuck "fio on the pool did not end once interrupted"
 	wait "$fpid"
 	check "a raidz on three providers: 20 kills of its members' servers in turn, each replaced (7, 7, 6)" \
 		test "$kills" = 20 -a "$(zrestarts 1)" = 7 -a "$(zrestarts 2)" = 7 -a "$(zrestarts 3)" = 6
